@@ -1,0 +1,1 @@
+"""Alembic migrations: the only place the drasnap schema is defined or changed."""

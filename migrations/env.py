@@ -1,0 +1,48 @@
+"""Alembic environment.
+
+drasnap runs migrations in code (``store._sql.upgrade``) and hands its own connection over in
+``config.attributes["connection"]``, so a migration runs inside the caller's transaction: on
+SQLite (with the real-transaction recipe) a migration that fails midway leaves the database as
+it was. The ``alembic`` command line works too, given ``-x url=...`` or ``sqlalchemy.url``.
+"""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import Connection, create_engine
+
+from store.tables import metadata
+
+config = context.config
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    url = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option(
+        "sqlalchemy.url"
+    )
+    if not url:
+        raise SystemExit("give the database with -x url=sqlite:///path/to/drasnap.db")
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        _run(conn)
+        conn.commit()
+
+
+if context.is_offline_mode():
+    raise SystemExit("drasnap migrations run online only")
+run_migrations_online()

@@ -1,0 +1,74 @@
+"""Errors raised by the snapshot package.
+
+The tree::
+
+    SnapshotError                      base of everything raised by snapshot/
+    ├── ObjectValidationError          an object from outside fails validation (also ValueError)
+    │   └── ManifestError              a manifest file cannot be read or parsed
+    ├── NotFoundError                  a claim, class, node or pod is not tracked (also KeyError)
+    ├── AlreadyTrackedError            adding something that is already there
+    ├── ReservationError               a claim cannot take one more reservation
+    ├── AllocationError                the allocator hit what upstream treats as an error
+    └── SchedulingError                a pod cannot be placed (cluster snapshot)
+
+Messages follow cluster-autoscaler's wording where it has one (spec §2-§3), and name the
+object (kind, namespace/name) and the field.
+"""
+
+from __future__ import annotations
+
+
+class SnapshotError(Exception):
+    """Base class of every error raised by ``snapshot``."""
+
+
+class ObjectValidationError(SnapshotError, ValueError):
+    """An object that entered from outside is not a valid Kubernetes object.
+
+    Attributes name where it came from (``source``: file and document index, or ``None``),
+    the object (``kind``, ``namespace``, ``name``) and the field path (``field``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        kind: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.source = source
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.field = field
+
+
+class ManifestError(ObjectValidationError):
+    """A manifest file cannot be read, or is not YAML/JSON of Kubernetes objects."""
+
+
+class NotFoundError(SnapshotError, KeyError):
+    """A claim, device class, node or pod is not tracked in the snapshot."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; we want the sentence as is
+        return str(self.args[0]) if self.args else ""
+
+
+class AlreadyTrackedError(SnapshotError):
+    """Adding a claim, node or node's slices that the snapshot already holds."""
+
+
+class ReservationError(SnapshotError):
+    """A claim already has the maximum number of reservations."""
+
+
+class AllocationError(SnapshotError):
+    """The allocator hit what upstream treats as an error (bad CEL, unknown class, ...)."""
+
+
+class SchedulingError(SnapshotError):
+    """A pod cannot be scheduled on a node (cluster snapshot)."""

@@ -1,0 +1,303 @@
+"""Engines, the schema check and upgrade, the writer lock, and error translation.
+
+This is the one module that creates engines. For SQLite it installs SQLAlchemy's documented
+recipe for real transactions (the pysqlite driver's own transaction handling is switched off
+on connect, and ``BEGIN`` is emitted when SQLAlchemy begins one), so DDL is transactional and a
+migration that fails midway leaves the database as it was; it sets WAL, ``synchronous`` and a
+busy timeout. Every sqlite3/SQLAlchemy/Alembic exception is translated to a ``StoreError`` by
+:func:`translate`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import sqlalchemy.exc as sa_exc
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.pool import NullPool, StaticPool
+
+from store.errors import (
+    DatabaseError,
+    MissingDriverError,
+    NotADatabaseError,
+    SchemaVersionError,
+    StoreError,
+    StoreLockedError,
+)
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+_OUR_TABLES = {"stores", "layers", "entries", "journal"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a store lives: the URL, and for SQLite files the path (for locks and messages)."""
+
+    url: URL
+    path: Path | None  # None for in-memory SQLite and for server databases
+    display: str
+
+    @property
+    def dialect(self) -> str:
+        return self.url.get_backend_name()
+
+
+def parse_target(target: str | os.PathLike[str]) -> Target:
+    """A file path or an SQLAlchemy URL, checked for the mistakes we can see before connecting.
+
+    Raises:
+        NotADatabaseError: the path is a directory, or its folder does not exist.
+        MissingDriverError: the URL needs a driver that is not installed.
+    """
+    text_target = os.fspath(target)
+    if "://" not in text_target:
+        return _sqlite_file(Path(text_target))
+    try:
+        url = make_url(text_target)
+    except sa_exc.ArgumentError as exc:
+        raise NotADatabaseError(f"{text_target!r} is neither a file path nor a URL") from exc
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        if url.database in (None, "", ":memory:"):
+            return Target(url, None, "sqlite://(memory)")
+        return _sqlite_file(Path(url.database))
+    if backend == "postgresql":
+        driver = url.get_driver_name()
+        module = {"psycopg": "psycopg", "psycopg2": "psycopg2"}.get(driver, driver)
+        try:
+            __import__(module)
+        except ImportError as exc:
+            raise MissingDriverError(
+                f"{url.render_as_string(hide_password=True)} needs the {module} driver: "
+                "install it with pip install 'drasnap[postgres]'"
+            ) from exc
+        return Target(url, None, url.render_as_string(hide_password=True))
+    raise NotADatabaseError(
+        f"{url.render_as_string(hide_password=True)}: drasnap stores live in SQLite or "
+        "PostgreSQL, not in {backend}"
+    )
+
+
+def _sqlite_file(path: Path) -> Target:
+    path = path.expanduser()
+    if path.is_dir():
+        raise NotADatabaseError(f"{path} is a directory, not a drasnap database file")
+    if not path.parent.is_dir():
+        raise NotADatabaseError(f"cannot create {path}: the folder {path.parent} does not exist")
+    absolute = path.resolve()
+    return Target(URL.create("sqlite", database=str(absolute)), absolute, str(path))
+
+
+def create(target: Target, *, sync: str = "normal", readonly: bool = False) -> Engine:
+    """An engine for ``target`` with one long-lived connection in mind."""
+    if target.dialect == "sqlite":
+        pool = StaticPool if target.path is None else NullPool
+        engine = create_engine(target.url, poolclass=pool)
+        _sqlite_recipe(engine, sync=sync, readonly=readonly)
+        return engine
+    engine = create_engine(target.url, poolclass=NullPool)
+    if sync == "off":
+
+        @event.listens_for(engine, "connect")
+        def _pg_connect(dbapi_conn: Any, _record: Any) -> None:
+            with dbapi_conn.cursor() as cur:
+                cur.execute("SET synchronous_commit = off")
+            dbapi_conn.commit()
+
+    return engine
+
+
+def _sqlite_recipe(engine: Engine, *, sync: str, readonly: bool) -> None:
+    synchronous = {"off": "OFF", "normal": "NORMAL", "full": "FULL"}[sync]
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _record: Any) -> None:
+        # Switch off pysqlite's own BEGIN handling; SQLAlchemy's begin event emits it instead.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        try:
+            cur.execute("PRAGMA busy_timeout = 10000")
+            if not readonly:
+                cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute(f"PRAGMA synchronous = {synchronous}")
+            cur.execute("PRAGMA foreign_keys = ON")
+            if readonly:
+                cur.execute("PRAGMA query_only = ON")
+        finally:
+            cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        # Writes take the write lock up front: a deferred BEGIN that upgrades later can fail
+        # with SQLITE_BUSY at once instead of waiting for busy_timeout.
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("immediate") else "BEGIN")
+
+
+@contextlib.contextmanager
+def translate(target: Target, doing: str) -> Iterator[None]:
+    """Translate database exceptions raised in the block into ``StoreError`` subclasses."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except sa_exc.DatabaseError as exc:
+        message = str(getattr(exc, "orig", exc))
+        if "file is not a database" in message or "not a database" in message:
+            raise NotADatabaseError(f"{target.display} is not a drasnap database") from exc
+        if "locked" in message:
+            raise DatabaseError(
+                f"{target.display} is locked by another connection ({message}) while {doing}"
+            ) from exc
+        raise DatabaseError(f"{target.display}: {message} (while {doing})") from exc
+    except sa_exc.SQLAlchemyError as exc:
+        raise DatabaseError(f"{target.display}: {exc} (while {doing})") from exc
+    except OSError as exc:
+        raise DatabaseError(f"{target.display}: {exc} (while {doing})") from exc
+
+
+def alembic_config(connection: Connection, script_location: Path | None = None) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(script_location or MIGRATIONS_DIR))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def prepare_schema(
+    connection: Connection,
+    target: Target,
+    *,
+    readonly: bool,
+    script_location: Path | None = None,
+) -> None:
+    """Check the database's revision and bring it to head (writers only).
+
+    Raises:
+        NotADatabaseError: the database holds tables drasnap did not create.
+        SchemaVersionError: the revision is unknown (a newer drasnap wrote it), or a read-only
+            open finds a schema that needs upgrading.
+    """
+    cfg = alembic_config(connection, script_location)
+    script = ScriptDirectory.from_config(cfg)
+    head = script.get_current_head()
+    with connection.begin():
+        tables = set(inspect(connection).get_table_names())
+        current = MigrationContext.configure(connection).get_current_revision()
+    if current is None and tables and not tables <= (_OUR_TABLES | {"alembic_version"}):
+        raise NotADatabaseError(
+            f"{target.display} is not a drasnap database (it holds other tables: "
+            f"{', '.join(sorted(tables)[:5])})"
+        )
+    if current is not None:
+        try:
+            known = script.get_revision(current) is not None
+        except Exception:
+            known = False
+        if not known:
+            raise SchemaVersionError(
+                f"{target.display} has schema revision {current}, which this drasnap does not "
+                f"know (its newest is {head}): it was written by a newer drasnap; upgrade drasnap"
+            )
+    if current == head:
+        return
+    if readonly:
+        raise SchemaVersionError(
+            f"{target.display} has schema revision {current or 'none'} and needs {head}: "
+            "open it once for writing to upgrade it"
+        )
+    connection.info["immediate"] = True
+    try:
+        with connection.begin():
+            command.upgrade(cfg, "head")
+    except Exception as exc:
+        raise DatabaseError(
+            f"upgrading {target.display} from schema {current or 'none'} to {head} failed, "
+            f"and nothing was changed: {exc}"
+        ) from exc
+    finally:
+        connection.info["immediate"] = False
+
+
+# -- the writer lock ----------------------------------------------------------------------------
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+class WriterLock:
+    """One writer per named store: ``flock`` on a side file for SQLite, an advisory lock on
+    PostgreSQL. Both vanish with the process, so a crash never leaves a store locked."""
+
+    def __init__(self, target: Target, name: str) -> None:
+        self._target = target
+        self._name = name
+        self._file: IO[bytes] | None = None
+        self._pg_key: int | None = None
+
+    def acquire(self, connection: Connection) -> bool:
+        """Take the lock; False if another process (or another open store) holds it."""
+        if self._target.dialect == "postgresql":
+            key = int.from_bytes(
+                hashlib.blake2b(self._name.encode(), digest_size=8).digest(), "big"
+            )
+            key -= 2**63  # advisory locks take a signed bigint
+            got = connection.execute(
+                text("SELECT pg_try_advisory_lock(:k)"), {"k": key}
+            ).scalar_one()
+            connection.commit()
+            if got:
+                self._pg_key = key
+            return bool(got)
+        if self._target.path is None:
+            return True  # in-memory SQLite: nobody else can see it
+        safe = (
+            self._name
+            if _SAFE_NAME.fullmatch(self._name)
+            else hashlib.sha1(self._name.encode()).hexdigest()[:16]
+        )
+        lock_path = self._target.path.with_name(f"{self._target.path.name}.{safe}.lock")
+        handle = open(lock_path, "ab")  # noqa: SIM115 -- held open for the store's lifetime
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            return False
+        self._file = handle
+        return True
+
+    def release(self, connection: Connection | None) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+        if self._pg_key is not None and connection is not None:
+            with contextlib.suppress(sa_exc.SQLAlchemyError):
+                connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self._pg_key})
+                connection.commit()
+            self._pg_key = None
+
+
+def locked_error(name: str, display: str, pid: int | None, host: str | None) -> StoreLockedError:
+    holder = f"process {pid}" if pid is not None else "another process"
+    if host and host != socket.gethostname():
+        holder += f" on {host}"
+    return StoreLockedError(
+        f"store {name!r} in {display} is open for writing by {holder}; "
+        "open it with readonly=True, or wait until that process closes it",
+        name=name,
+        pid=pid,
+        host=host,
+    )

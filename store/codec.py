@@ -1,0 +1,132 @@
+"""Values: the strict JSON check on the way in, the canonical encoding, and the state digest.
+
+A value is what ``json`` can round-trip exactly: ``dict`` with ``str`` keys, ``list``, ``str``,
+``int`` (64-bit), finite ``float``, ``bool`` and ``None``. Tuples, sets, bytes, datetimes and
+NaN are refused at ``put`` time, so what a reopened store returns equals what was put.
+
+The canonical encoding (sorted keys, compact) is what the database stores and what the digest
+hashes. The digest of a state is the sum, modulo 2**128, of a 128-bit BLAKE2b hash of each live
+``(kind, key, value)``: it depends only on the effective state (not on layers or backend), and it
+can be updated incrementally from the entries that changed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from hashlib import blake2b
+from typing import Any
+
+import orjson
+
+from store.errors import InvalidValueError
+
+_INT_MIN = -(2**63)
+_INT_MAX = 2**64 - 1
+DIGEST_MOD = 2**128
+EMPTY_DIGEST = "0" * 32
+
+
+class _BadValue(Exception):
+    """Internal: carries the path segments up the recursion, outermost last."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        self.path: list[str] = []
+
+
+def _check(value: Any) -> None:
+    t = type(value)
+    if t is str:
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise _BadValue("a string that is not valid UTF-8 (lone surrogate)") from exc
+        return
+    if t is dict:
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _BadValue(f"a dict key of type {type(k).__name__} (JSON keys are strings)")
+            try:
+                _check(v)
+            except _BadValue as bad:
+                bad.path.append(f".{k}")
+                raise
+        return
+    if t is list:
+        for i, v in enumerate(value):
+            try:
+                _check(v)
+            except _BadValue as bad:
+                bad.path.append(f"[{i}]")
+                raise
+        return
+    if t is int:
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise _BadValue("an integer outside the 64-bit range")
+        return
+    if value is None or t is bool:
+        return
+    if t is float:
+        if not math.isfinite(value):
+            raise _BadValue(f"the float {value!r} (JSON has no NaN or infinity)")
+        return
+    if t is tuple:
+        raise _BadValue("a tuple (use a list: a tuple would come back as a list)")
+    raise _BadValue(f"a value of type {t.__name__}")
+
+
+def check_value(value: Any, *, kind: str, key: str) -> None:
+    """Raise :class:`InvalidValueError` unless ``value`` is exactly JSON-representable."""
+    try:
+        _check(value)
+    except _BadValue as bad:
+        path = "$" + "".join(reversed(bad.path))
+        raise InvalidValueError(
+            f"value for {kind}/{key} is not JSON: {bad.reason} at {path}", path=path
+        ) from None
+
+
+def check_name(kind: object, key: object) -> None:
+    """Raise :class:`InvalidValueError` unless kind and key are non-empty strings."""
+    if type(kind) is not str or not kind:
+        raise InvalidValueError(f"kind must be a non-empty string, got {kind!r}")
+    if type(key) is not str or not key:
+        raise InvalidValueError(f"key must be a non-empty string (kind {kind}), got {key!r}")
+
+
+def encode(value: Any) -> str:
+    """The canonical JSON text of a checked value (sorted keys, no spaces)."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def decode(text: str) -> Any:
+    return orjson.loads(text)
+
+
+def entry_hash(kind: str, key: str, encoded: str) -> int:
+    """128-bit hash of one live entry, from its canonical encoding."""
+    h = blake2b(digest_size=16)
+    h.update(kind.encode())
+    h.update(b"\0")
+    h.update(key.encode())
+    h.update(b"\0")
+    h.update(encoded.encode())
+    return int.from_bytes(h.digest(), "big")
+
+
+def digest_of(items: Iterable[tuple[str, str, Any]]) -> str:
+    """The digest of a whole state given as ``(kind, key, value)`` triples."""
+    total = 0
+    for kind, key, value in items:
+        total += entry_hash(kind, key, encode(value))
+    return format_digest(total)
+
+
+def format_digest(total: int) -> str:
+    return format(total % DIGEST_MOD, "032x")
+
+
+def parse_digest(text: str) -> int:
+    return int(text, 16)

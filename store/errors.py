@@ -1,0 +1,80 @@
+"""Errors raised by the store package.
+
+The tree::
+
+    StoreError                     base of everything raised by store/
+    ├── InvalidValueError          a value that is not JSON, or an empty/non-string kind or key
+    │                              (also ValueError)
+    ├── StoreClosedError           an operation on a closed store
+    ├── ReadOnlyError              a write on a store opened with readonly=True
+    ├── StoreNotFoundError         read-only open of a store that does not exist (also KeyError)
+    ├── StoreLockedError           another process holds the named store for writing
+    ├── NotADatabaseError          the target is a directory, or not a drasnap database
+    ├── SchemaVersionError         the database was written by a newer drasnap (or needs upgrading)
+    ├── MissingDriverError         the URL needs a database driver that is not installed
+    └── DatabaseError              any other failure of the database underneath
+
+sqlite3, SQLAlchemy and Alembic exceptions never leave ``store/``: they are translated to
+these classes (with ``raise ... from exc``) in one place, ``store._sql.translate``.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of every error raised by ``store``."""
+
+
+class InvalidValueError(StoreError, ValueError):
+    """A value is not JSON-compatible, or a kind or key is empty or not a string.
+
+    ``path`` names where inside the value the problem is (``$.spec.items[3]``), or is ``None``.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class StoreClosedError(StoreError):
+    """An operation was attempted on a closed store."""
+
+
+class ReadOnlyError(StoreError):
+    """A write was attempted on a store opened with ``readonly=True``."""
+
+
+class StoreNotFoundError(StoreError, KeyError):
+    """A named store does not exist in the database (only raised for read-only opens)."""
+
+    def __str__(self) -> str:  # KeyError would print the repr of its argument
+        return str(self.args[0]) if self.args else ""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the named store for writing.
+
+    ``name`` is the store's name; ``pid`` and ``host`` identify the holder where known.
+    """
+
+    def __init__(self, message: str, *, name: str, pid: int | None, host: str | None) -> None:
+        super().__init__(message)
+        self.name = name
+        self.pid = pid
+        self.host = host
+
+
+class NotADatabaseError(StoreError):
+    """The target is a directory, not a database file, or a database drasnap did not create."""
+
+
+class SchemaVersionError(StoreError):
+    """The database's schema revision is unknown to this drasnap (written by a newer version)."""
+
+
+class MissingDriverError(StoreError):
+    """The database URL needs a driver that is not installed (e.g. psycopg for PostgreSQL)."""
+
+
+class DatabaseError(StoreError):
+    """Any other failure of the database underneath (disk full, I/O error, lost connection)."""

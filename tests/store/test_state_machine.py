@@ -1,0 +1,111 @@
+"""Random operation sequences on the durable Store against MemoryStore (the reference model).
+
+Fork, put, delete, commit, revert, checkpoint and close-and-reopen in any order; after every
+step the effective state, the depth, the layer labels, ``in_current_layer`` and the state digest
+must agree. Runs with an unbounded cache and with a tiny bounded one (reads fall through to SQL).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, ClassVar
+
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from store import MemoryStore, Store
+
+KINDS = st.sampled_from(["claims", "slices"])
+KEYS = st.sampled_from(["a", "b", "c", "d", "ns/e"])
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+class StoreMachine(RuleBasedStateMachine):
+    options: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tmp = tempfile.TemporaryDirectory()
+        self.path = Path(self.tmp.name) / "machine.db"
+        self.model = MemoryStore()
+        self.store = Store.open(self.path, **self.options)
+
+    def teardown(self) -> None:
+        self.store.close()
+        self.tmp.cleanup()
+
+    @rule(kind=KINDS, key=KEYS, value=VALUES)
+    def put(self, kind: str, key: str, value: Any) -> None:
+        self.model.put(kind, key, value)
+        self.store.put(kind, key, value)
+
+    @rule(kind=KINDS, key=KEYS)
+    def delete(self, kind: str, key: str) -> None:
+        self.model.delete(kind, key)
+        self.store.delete(kind, key)
+
+    @rule(label=st.none() | st.text(max_size=5))
+    def fork(self, label: str | None) -> None:
+        assert self.store.fork(label) == self.model.fork(label)
+
+    @rule()
+    def commit(self) -> None:
+        assert self.store.commit() == self.model.commit()
+
+    @rule()
+    def revert(self) -> None:
+        assert self.store.revert() == self.model.revert()
+
+    @rule()
+    def checkpoint(self) -> None:
+        self.store.checkpoint()
+
+    @rule()
+    def reopen(self) -> None:
+        self.store.close()
+        self.store = Store.open(self.path, **self.options)
+
+    @precondition(lambda self: self.store.depth > 0)
+    @rule(kind=KINDS, key=KEYS)
+    def read_through_layers(self, kind: str, key: str) -> None:
+        assert self.store.get(kind, key, "absent") == self.model.get(kind, key, "absent")
+
+    @invariant()
+    def same_state(self) -> None:
+        assert self.store.depth == self.model.depth
+        for kind in ("claims", "slices"):
+            assert self.store.items(kind) == self.model.items(kind)
+            assert self.store.count(kind) == self.model.count(kind)
+            for key in ("a", "b", "c", "d", "ns/e"):
+                assert self.store.get(kind, key, "absent") == self.model.get(kind, key, "absent")
+                assert self.store.in_current_layer(kind, key) == self.model.in_current_layer(
+                    kind, key
+                )
+        assert [ly.label for ly in self.store.layers()[1:]] == [
+            ly.label for ly in self.model.layers()[1:]
+        ]
+        assert self.store.state_digest() == self.model.state_digest()
+
+
+class BoundedStoreMachine(StoreMachine):
+    options: ClassVar[dict[str, Any]] = {"cache_size": 2}
+
+
+_settings = settings(
+    max_examples=40,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestStoreMachine = StoreMachine.TestCase
+TestStoreMachine.settings = _settings
+TestBoundedStoreMachine = BoundedStoreMachine.TestCase
+TestBoundedStoreMachine.settings = _settings

@@ -1,0 +1,1 @@
+"""The ``drasnap`` command line: thin commands over ``snapshot`` and ``store``."""

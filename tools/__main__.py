@@ -1,0 +1,5 @@
+"""``python -m tools`` runs the ``drasnap`` command line."""
+
+from tools.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Benchmarks behind ``drasnap bench``: each workload reports medians measured in one run."""

@@ -1,0 +1,50 @@
+"""The ``drasnap`` command group: shared error handling and the subcommands.
+
+stdout carries data (tables for people, ``--json`` for programs); progress and logs go to
+stderr. Exit 0 on success, 1 for our errors (printed as ``Error: ...``, no traceback unless
+``--traceback``), 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from snapshot import SnapshotError
+from store import StoreError
+from tools.bench_cmd import bench
+from tools.demo_cmd import demo
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (StoreError, SnapshotError) as exc:
+            if ctx.meta.get("drasnap.traceback"):
+                raise
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--traceback", is_flag=True, help="Show the full traceback on errors.")
+@click.version_option(package_name="drasnap")
+@click.pass_context
+def cli(ctx: click.Context, traceback: bool) -> None:
+    """drasnap: a durable, versioned store for Kubernetes DRA state, and the scheduling
+    simulations built on it."""
+    ctx.meta["drasnap.traceback"] = traceback
+
+
+cli.add_command(demo)
+cli.add_command(bench)
+
+
+def main() -> None:
+    cli(prog_name="drasnap")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
