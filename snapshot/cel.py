@@ -1,0 +1,428 @@
+"""CEL for DRA device selectors: the Kubernetes environment on top of cel-expr-python.
+
+The engine is ``cel-expr-python`` (Google's C++ CEL with a type checker; see ``docs/cel.md`` for
+the measured comparison). This module adds what Kubernetes' ``dynamic-resource-allocation/cel``
+package declares:
+
+- the variable ``device`` with ``driver``, ``allowMultipleAllocations``,
+  ``attributes[domain][id]`` and ``capacity[domain][id]``; unqualified attribute and capacity
+  names belong to the driver's domain; ``version`` attributes are semantic versions and
+  capacities are quantities;
+- the Kubernetes extras ``quantity()``, ``isQuantity()``, ``semver()``, ``isSemver()`` and the
+  methods ``compareTo``, ``isGreaterThan``, ``isLessThan``, ``add``, ``sub``, ``asInteger``,
+  ``asApproximateFloat``, ``isInteger``, ``sign``, ``major``, ``minor``, ``patch``, plus the
+  cel-go ``strings``, optional (``.?``/``orValue``) and ``cel.bind`` extensions.
+
+How the gaps of the engine are closed, and what is left:
+
+- Python objects cannot be CEL values here, so a quantity or semver travels as a one-entry map
+  (``{"kubernetes.Quantity": "num/den"}``) holding its canonical value: ``==`` on those maps is
+  therefore equality by value, as in Kubernetes.
+- Looking up an unknown domain yields an empty map in Kubernetes. The engine cannot default a
+  map lookup, so each activation pre-fills an empty map for the driver's domain and for every
+  string literal of the expression that looks like a domain. Residual difference:
+  ``"some.domain" in device.attributes`` is true for such a pre-filled domain.
+- ``device`` is a ``map(string, dyn)``: ``device.nosuch`` is a runtime error ("no such key")
+  where Kubernetes reports a compile error. Either way it is an error, never a silent mismatch.
+- No CEL cost limit is enforced; the Kubernetes list/regex/URL/IP libraries are not provided
+  (an expression using them fails to compile).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from cel_expr_python import cel as _cel  # type: ignore[import-untyped]
+from cel_expr_python.ext import (  # type: ignore[import-untyped]
+    ext_bindings,
+    ext_optional,
+    ext_strings,
+)
+
+from snapshot.errors import AllocationError, ObjectValidationError
+from snapshot.quantity import Quantity, Semver
+
+__all__ = ["DeviceActivation", "Program", "compile", "device_activation", "evaluate"]
+
+_QUANTITY = "kubernetes.Quantity"
+_SEMVER = "kubernetes.Semver"
+_T = _cel.Type
+_BOOL, _DYN, _ERROR = _T.BOOL, _T.DYN, _T.ERROR
+# The carrier type of quantities and semvers (see the module docstring).
+_K = _T.Map(_T.STRING, _T.DYN)
+
+_LITERAL_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'')
+_DOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DRIVER_EQ_RE = re.compile(
+    r"\s*device\s*\.\s*driver\s*==\s*(?:\"([^\"\\\n]*)\"|'([^'\\\n]*)')\s*"
+    r"|\s*(?:\"([^\"\\\n]*)\"|'([^'\\\n]*)')\s*==\s*device\s*\.\s*driver\s*"
+)
+_MISSING_KEY_RE = re.compile(r'Key not found in map : "(.*)"', re.DOTALL)
+_STATUS_PREFIX_RE = re.compile(r"^[A-Z_]+: ")
+
+
+# --- carriers -------------------------------------------------------------------------------
+
+
+def _quantity_value(q: Quantity) -> dict[str, str]:
+    return {_QUANTITY: f"{q.value.numerator}/{q.value.denominator}"}
+
+
+def _semver_value(v: Semver) -> dict[str, str]:
+    return {_SEMVER: str(v)}
+
+
+@lru_cache(maxsize=4096)
+def _quantity_from(text: str) -> Quantity:
+    num, _, den = text.partition("/")
+    return Quantity(Fraction(int(num), int(den)))
+
+
+def _unwrap(value: Any) -> Quantity | Semver:
+    if isinstance(value, dict) and len(value) == 1:
+        if _QUANTITY in value:
+            return _quantity_from(value[_QUANTITY])
+        if _SEMVER in value:
+            return Semver.parse(value[_SEMVER])
+    raise AllocationError("no such overload: expected a quantity or a semver")
+
+
+def _same_kind(a: Any, b: Any) -> tuple[Any, Any]:
+    x, y = _unwrap(a), _unwrap(b)
+    if type(x) is not type(y):
+        raise AllocationError(f"no such overload: {type(x).__name__} and {type(y).__name__}")
+    return x, y
+
+
+def _quantity(value: Any) -> Quantity:
+    q = _unwrap(value)
+    if not isinstance(q, Quantity):
+        raise AllocationError("no such overload: expected a quantity")
+    return q
+
+
+def _semver(value: Any) -> Semver:
+    v = _unwrap(value)
+    if not isinstance(v, Semver):
+        raise AllocationError("no such overload: expected a semver")
+    return v
+
+
+# --- the Kubernetes extras (named functions: the engine calls them by reference) -------------
+
+
+def _fn_quantity(text: str) -> dict[str, str]:
+    return _quantity_value(Quantity.parse(text))
+
+
+def _fn_is_quantity(text: str) -> bool:
+    return Quantity.is_valid(text)
+
+
+def _fn_semver(text: str, normalize: bool = False) -> dict[str, str]:
+    return _semver_value(Semver.parse(text, normalize=normalize))
+
+
+def _fn_is_semver(text: str, normalize: bool = False) -> bool:
+    return Semver.is_valid(text, normalize=normalize)
+
+
+def _fn_compare_to(a: Any, b: Any) -> int:
+    x, y = _same_kind(a, b)
+    return int(x.compare(y))
+
+
+def _fn_is_greater_than(a: Any, b: Any) -> bool:
+    return _fn_compare_to(a, b) > 0
+
+
+def _fn_is_less_than(a: Any, b: Any) -> bool:
+    return _fn_compare_to(a, b) < 0
+
+
+def _fn_add(a: Any, b: Any) -> dict[str, str]:
+    return _quantity_value(_quantity(a).add(b if isinstance(b, int) else _quantity(b)))
+
+
+def _fn_sub(a: Any, b: Any) -> dict[str, str]:
+    return _quantity_value(_quantity(a).sub(b if isinstance(b, int) else _quantity(b)))
+
+
+def _fn_sign(a: Any) -> int:
+    return _quantity(a).sign()
+
+
+def _fn_is_integer(a: Any) -> bool:
+    return _quantity(a).is_integer()
+
+
+def _fn_as_integer(a: Any) -> int:
+    return _quantity(a).as_integer()
+
+
+def _fn_as_approximate_float(a: Any) -> float:
+    return _quantity(a).as_approximate_float()
+
+
+def _fn_major(a: Any) -> int:
+    return _semver(a).major
+
+
+def _fn_minor(a: Any) -> int:
+    return _semver(a).minor
+
+
+def _fn_patch(a: Any) -> int:
+    return _semver(a).patch
+
+
+def _function_decls() -> list[Any]:
+    o, f = _cel.Overload, _cel.FunctionDecl
+    s, b, i = _T.STRING, _T.BOOL, _T.INT
+
+    def member(name: str, result: Any, impl: Any, *params: Any, suffix: str = "") -> Any:
+        return o(f"kubernetes_{name}{suffix}", result, [_K, *params], is_member=True, impl=impl)
+
+    return [
+        f("quantity", [o("kubernetes_quantity_string", _K, [s], impl=_fn_quantity)]),
+        f("isQuantity", [o("kubernetes_isQuantity_string", b, [s], impl=_fn_is_quantity)]),
+        f(
+            "semver",
+            [
+                o("kubernetes_semver_string", _K, [s], impl=_fn_semver),
+                o("kubernetes_semver_string_bool", _K, [s, b], impl=_fn_semver),
+            ],
+        ),
+        f(
+            "isSemver",
+            [
+                o("kubernetes_isSemver_string", b, [s], impl=_fn_is_semver),
+                o("kubernetes_isSemver_string_bool", b, [s, b], impl=_fn_is_semver),
+            ],
+        ),
+        f("compareTo", [member("compareTo", i, _fn_compare_to, _K)]),
+        f("isGreaterThan", [member("isGreaterThan", b, _fn_is_greater_than, _K)]),
+        f("isLessThan", [member("isLessThan", b, _fn_is_less_than, _K)]),
+        f("add", [member("add", _K, _fn_add, _K), member("add", _K, _fn_add, i, suffix="_int")]),
+        f("sub", [member("sub", _K, _fn_sub, _K), member("sub", _K, _fn_sub, i, suffix="_int")]),
+        f("sign", [member("sign", i, _fn_sign)]),
+        f("isInteger", [member("isInteger", b, _fn_is_integer)]),
+        f("asInteger", [member("asInteger", i, _fn_as_integer)]),
+        f(
+            "asApproximateFloat",
+            [member("asApproximateFloat", _T.DOUBLE, _fn_as_approximate_float)],
+        ),
+        f("major", [member("major", i, _fn_major)]),
+        f("minor", [member("minor", i, _fn_minor)]),
+        f("patch", [member("patch", i, _fn_patch)]),
+    ]
+
+
+_ENV = _cel.NewEnv(
+    variables={"device": _T.Map(_T.STRING, _T.DYN)},
+    functions=_function_decls(),
+    extensions=[ext_bindings.ExtBindings(), ext_optional.ExtOptional(), ext_strings.ExtStrings()],
+)
+
+
+# --- programs -------------------------------------------------------------------------------
+
+
+class Program:
+    """A compiled selector expression (immutable; shared through the compile cache)."""
+
+    __slots__ = ("_compiled", "domains", "driver", "expression")
+
+    def __init__(
+        self, expression: str, compiled: Any, domains: frozenset[str], driver: str | None
+    ) -> None:
+        self.expression = expression
+        self._compiled = compiled
+        # Literals that may name a domain: the activation pre-fills them as empty maps.
+        self.domains = domains
+        # Set for the plain ``device.driver == "X"`` selector, which is answered in Python.
+        self.driver = driver
+
+    def __repr__(self) -> str:
+        return f"Program({self.expression!r})"
+
+
+_PROGRAM_CACHE_LIMIT = 10_000
+_programs: dict[str, Program | AllocationError] = {}
+
+
+def compile(expression: str) -> Program:
+    """Compile a selector once; later calls with the same text return the cached result.
+
+    >>> compile('device.driver == "gpu.example.com"').driver
+    'gpu.example.com'
+
+    Raises:
+        AllocationError: the expression does not compile, or its type is neither bool nor dyn
+            (message like cel-go's: ``compilation failed: ERROR: <input>:1:1: ...``).
+    """
+    cached = _programs.get(expression)
+    if cached is None:
+        cached = _compile(expression)
+        if len(_programs) >= _PROGRAM_CACHE_LIMIT:
+            _programs.clear()  # distinct selector texts are few in practice; this is a backstop
+        _programs[expression] = cached
+    if isinstance(cached, AllocationError):
+        raise AllocationError(str(cached))
+    return cached
+
+
+def _compile(expression: str) -> Program | AllocationError:
+    fast = _DRIVER_EQ_RE.fullmatch(expression)
+    try:
+        compiled = _ENV.compile(expression)
+    except RuntimeError as exc:
+        text = _STATUS_PREFIX_RE.sub("", str(exc), count=1).removesuffix(" [INVALID_ARGUMENT]")
+        return AllocationError(f"compilation failed: {text}")
+    result = compiled.return_type()
+    if result != _BOOL and result != _DYN:
+        kind = result.name().lower()
+        return AllocationError(
+            f"compilation failed: must evaluate to bool or the unknown type, not {kind}"
+        )
+    domains = frozenset(
+        text
+        for pair in _LITERAL_RE.findall(expression)
+        for text in pair
+        if len(text) <= 63 and _DOMAIN_RE.fullmatch(text)
+    )
+    driver = next((g for g in fast.groups() if g is not None), None) if fast else None
+    return Program(expression, compiled, domains, driver)
+
+
+# --- activations ----------------------------------------------------------------------------
+
+_SCALAR_KEYS = ("int", "bool", "string", "version")
+_LIST_KEYS = ("ints", "bools", "strings", "versions")
+
+
+def _split(name: str, driver: str) -> tuple[str, str]:
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (driver, name)
+
+
+class DeviceActivation:
+    """The ``device`` variable of one device, converted once and reused for every selector.
+
+    Conversion problems (an invalid version, a list-typed attribute) do not raise here: like
+    upstream, they surface as a runtime error of every selector evaluated on the device.
+    """
+
+    __slots__ = ("_activations", "_attributes", "_capacity", "_device", "driver", "error")
+
+    def __init__(
+        self,
+        driver: str,
+        attributes: Mapping[str, Mapping[str, Any]],
+        capacity: Mapping[str, Mapping[str, Any]],
+        allow_multiple_allocations: bool = False,
+    ) -> None:
+        self.driver = driver
+        self.error: str | None = None
+        self._activations: dict[frozenset[str], Any] = {}
+        self._attributes: dict[str, dict[str, Any]] = {}
+        self._capacity: dict[str, dict[str, Any]] = {}
+        try:
+            for name, attribute in attributes.items():
+                domain, ident = _split(name, driver)
+                self._attributes.setdefault(domain, {})[ident] = _attribute_value(name, attribute)
+            for name, entry in capacity.items():
+                domain, ident = _split(name, driver)
+                value = _quantity_value(Quantity.parse(str(entry.get("value", ""))))
+                self._capacity.setdefault(domain, {})[ident] = value
+        except ObjectValidationError as exc:
+            self.error = str(exc)
+        self._device = {
+            "driver": driver,
+            "allowMultipleAllocations": allow_multiple_allocations,
+            "attributes": self._attributes,
+            "capacity": self._capacity,
+        }
+
+    def _activation(self, domains: frozenset[str]) -> Any:
+        activation = self._activations.get(domains)
+        if activation is None:
+            extra = domains | {self.driver}
+            device = dict(self._device)
+            device["attributes"] = {**{d: {} for d in extra}, **self._attributes}
+            device["capacity"] = {**{d: {} for d in extra}, **self._capacity}
+            activation = _ENV.Activation({"device": device})
+            self._activations[domains] = activation
+        return activation
+
+
+def _attribute_value(name: str, attribute: Mapping[str, Any]) -> Any:
+    for key in _SCALAR_KEYS:
+        if key in attribute and attribute[key] is not None:
+            value = attribute[key]
+            if key == "version":
+                try:
+                    return _semver_value(Semver.parse(str(value)))
+                except ObjectValidationError as exc:
+                    raise ObjectValidationError(
+                        f"attribute {name}: parse semantic version: {exc}"
+                    ) from exc
+            return value
+    if any(key in attribute for key in _LIST_KEYS):
+        raise ObjectValidationError(
+            f"attribute {name}: list-typed attributes are not supported yet"
+        )
+    raise ObjectValidationError(f"attribute {name}: unsupported attribute value")
+
+
+def device_activation(
+    driver: str,
+    attributes: Mapping[str, Mapping[str, Any]] | None = None,
+    capacity: Mapping[str, Mapping[str, Any]] | None = None,
+    allow_multiple_allocations: bool = False,
+) -> DeviceActivation:
+    """Build the ``device`` variable from a ResourceSlice device's wire-format fields.
+
+    >>> act = device_activation("gpu.example.com", {"model": {"string": "A100"}})
+    >>> evaluate(compile('device.attributes["gpu.example.com"].model == "A100"'), act)
+    True
+    """
+    return DeviceActivation(driver, attributes or {}, capacity or {}, allow_multiple_allocations)
+
+
+def evaluate(program: Program, activation: DeviceActivation) -> bool:
+    """Evaluate a compiled selector against one device.
+
+    Raises:
+        AllocationError: a runtime error (unknown key, bad argument, a device attribute that
+            cannot be converted) or a result that is not a bool.
+    """
+    if activation.error is not None:
+        raise AllocationError(activation.error)
+    if program.driver is not None:
+        return activation.driver == program.driver
+    result = program._compiled.eval(activation._activation(program.domains))
+    kind = result.type()
+    if kind == _BOOL:
+        return bool(result.value())
+    if kind == _ERROR:
+        raise AllocationError(_runtime_message(str(result.value())))
+    raise AllocationError(
+        f"CEL result of type {kind.name().lower()} could not be converted to bool"
+    )
+
+
+def _runtime_message(text: str) -> str:
+    text = _STATUS_PREFIX_RE.sub("", text, count=1)
+    missing = _MISSING_KEY_RE.fullmatch(text)
+    if missing:
+        # cel-go's wording, plus the hint upstream's cel.EnhanceRuntimeError appends.
+        return (
+            f"no such key: {missing.group(1)}. consider using CEL optional chaining "
+            "(.? followed by orValue()) or guarding the check with has() for optional fields"
+        )
+    return text.replace("No matching overloads found", "no such overload")
