@@ -1,0 +1,36 @@
+"""DRA objects with cluster-autoscaler semantics on drasnap's versioned store.
+
+Objects are wire-format dicts (camelCase, as ``kubectl get -o json`` prints them), validated
+with the official kubernetes client models on the way in. This package knows no SQL: it uses
+only what ``store`` exports.
+"""
+
+from snapshot.allocator import allocate
+from snapshot.errors import (
+    AllocationError,
+    AlreadyTrackedError,
+    ManifestError,
+    NotFoundError,
+    ObjectValidationError,
+    ReservationError,
+    SchedulingError,
+    SnapshotError,
+)
+from snapshot.manifests import Manifests, load_manifests
+from snapshot.objects import as_model, validate
+
+__all__ = [
+    "Manifests",
+    "allocate",
+    "as_model",
+    "load_manifests",
+    "validate",
+    "AllocationError",
+    "AlreadyTrackedError",
+    "ManifestError",
+    "NotFoundError",
+    "ObjectValidationError",
+    "ReservationError",
+    "SchedulingError",
+    "SnapshotError",
+]
