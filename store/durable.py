@@ -65,7 +65,9 @@ _OPTIONS: dict[str, Any] = {
 class _Layer:
     __slots__ = ("changes", "created_at", "dirty", "fresh", "instance", "label", "undo")
 
-    def __init__(self, label: str | None, instance: int, created_at: float, fresh: bool) -> None:
+    def __init__(
+        self, label: str | None, instance: int, created_at: float, fresh: bool = True
+    ) -> None:
         self.label = label
         self.instance = instance
         self.created_at = created_at
@@ -89,6 +91,7 @@ class Store:
     def __init__(self) -> None:  # use Store.open
         self._closed = True
         self._readonly = True
+        self._blocked = True  # closed or read-only: one test on the write paths
         self._name = ""
         self._values: dict[str, dict[str, Any]] = {}
         self._layers: list[_Layer] = []
@@ -179,6 +182,7 @@ class Store:
             store._teardown()
             raise
         store._closed = False
+        store._blocked = readonly
         return store
 
     def _attach(self, script_location: Path | None, *, journal_on: bool) -> None:
@@ -265,6 +269,7 @@ class Store:
                 self.checkpoint()
         finally:
             self._closed = True
+            self._blocked = True
             self._teardown()
 
     def _teardown(self) -> None:
@@ -346,7 +351,7 @@ class Store:
 
     def fork(self, label: str | None = None) -> int:
         """Push an empty layer labelled ``label``; returns the new depth. O(1), no SQL."""
-        if self._closed or self._readonly:
+        if self._blocked:
             self._writable("fork")
         if label is not None and type(label) is not str:
             raise InvalidValueError(f"a layer label must be a string or None, got {label!r}")
@@ -355,14 +360,11 @@ class Store:
         instance = self._next_layer
         self._next_layer = instance + 1
         now = _now()
-        layers.append(_Layer(label, instance, now, True))
+        layers.append(_Layer(label, instance, now))
         depth = len(layers)
         if self._journal is not None:
-            self._journal.append((self._seq, now, "fork", depth, instance, parent, label))
-            self._seq += 1
-        self._ops_left -= 1
-        if self._ops_left <= 0:
-            self._tick()
+            self._journal.append((now, "fork", depth, instance, parent, label))
+        # No policy tick here: every fork ends in a revert or commit, which ticks.
         return depth
 
     def revert(self) -> int:
@@ -370,38 +372,51 @@ class Store:
 
         O(keys changed in the layer), no SQL.
         """
-        if self._closed or self._readonly:
+        if self._blocked:
             self._writable("revert")
         layers = self._layers
         if not layers:
             return 0
         top = layers.pop()
         depth = len(layers) + 1
-        values = self._values
-        touched = self._touched
-        for ck, prev in top.undo.items():
-            kc = values[ck[0]]
-            key = ck[1]
-            if ck not in touched:
-                touched[ck] = kc.get(key, ABSENT) if self._bounded is None else MISS
-            if prev is ABSENT:
-                if self._bounded is None:
-                    kc.pop(key, None)
-                else:
-                    kc[key] = ABSENT
-            elif prev is MISS:
-                kc.pop(key, None)
-            else:
-                kc[key] = prev
+        if top.undo:
+            self._undo(top)
         if not top.fresh and depth < self._truncate:
             self._truncate = depth
         if self._journal is not None:
-            self._journal.append((self._seq, _now(), "revert", depth, top.instance))
-            self._seq += 1
+            self._journal.append((_now(), "revert", depth, top.instance))
         self._ops_left -= 1
         if self._ops_left <= 0:
             self._tick()
         return depth - 1
+
+    def _undo(self, top: _Layer) -> None:
+        """Restore the values a dropped layer overwrote (its undo log)."""
+        values = self._values
+        if not top.fresh:
+            # The layer was in SQL at the last checkpoint, so these keys may change effective
+            # value now without having been written since: the digest needs their old values.
+            # (A fresh layer's keys were all written after the checkpoint: already recorded.)
+            touched = self._touched
+            unknown = self._bounded is not None
+            for kind, key in top.undo:
+                if (kind, key) not in touched:
+                    touched[kind, key] = MISS if unknown else values[kind].get(key, ABSENT)
+        if self._bounded is None:
+            for (kind, key), prev in top.undo.items():
+                if prev is ABSENT:
+                    values[kind].pop(key, None)
+                else:
+                    values[kind][key] = prev
+            return
+        for (kind, key), prev in top.undo.items():
+            kc = values[kind]
+            if prev is MISS:
+                kc.pop(key, None)  # unknown below: the next read resolves it
+            else:
+                kc[key] = prev  # ABSENT is a negative cache entry
+        for kc in values.values():
+            self._evict(kc)
 
     def commit(self) -> int:
         """Merge the top layer into the one below; a no-op at the base. Returns the new depth.
@@ -409,7 +424,7 @@ class Store:
         O(keys changed in the layer), no SQL (unless it triggers the automatic checkpoint on
         a commit into the base).
         """
-        if self._closed or self._readonly:
+        if self._blocked:
             self._writable("commit")
         layers = self._layers
         if not layers:
@@ -435,8 +450,7 @@ class Store:
             self._base_pending.update(top.changes)
             into = 0
         if self._journal is not None:
-            self._journal.append((self._seq, _now(), "commit", depth, top.instance, into))
-            self._seq += 1
+            self._journal.append((_now(), "commit", depth, top.instance, into))
         if not layers and self._on_base_commit and self._auto:
             self.checkpoint()
             return 0
@@ -619,7 +633,7 @@ class Store:
         Raises:
             InvalidValueError: empty kind or key, or a value that is not JSON.
         """
-        if self._closed or self._readonly:
+        if self._blocked:
             self._writable("put into")
         check_name(kind, key)
         check_value(value, kind=kind, key=key)
@@ -628,7 +642,6 @@ class Store:
             layers = self._layers
             self._journal.append(
                 (
-                    self._seq,
                     _now(),
                     "put",
                     len(layers),
@@ -640,7 +653,6 @@ class Store:
                     value,
                 )
             )
-            self._seq += 1
         self._ops_left -= 1
         if self._ops_left <= 0:
             self._tick()
@@ -651,7 +663,7 @@ class Store:
         Raises:
             InvalidValueError: empty kind or key.
         """
-        if self._closed or self._readonly:
+        if self._blocked:
             self._writable("delete from")
         check_name(kind, key)
         self._write(kind, key, TOMBSTONE)
@@ -659,7 +671,6 @@ class Store:
             layers = self._layers
             self._journal.append(
                 (
-                    self._seq,
                     _now(),
                     "delete",
                     len(layers),
@@ -670,7 +681,6 @@ class Store:
                     key,
                 )
             )
-            self._seq += 1
         self._ops_left -= 1
         if self._ops_left <= 0:
             self._tick()

@@ -321,10 +321,11 @@ def flush(st: Store, conn: Connection, *, checkpoint_row: bool) -> None:
 
     seq = st._seq
     now = time.time()
-    jrows = [_journal_row(sid, r, enc) for r in st._journal] if st._journal else []
+    jrows = [_journal_row(sid, seq + i, r, enc) for i, r in enumerate(st._journal or ())]
+    seq += len(jrows)
     if checkpoint_row:
         top = layers_mem[-1].instance if layers_mem else 0
-        jrows.append(_journal_row(sid, (seq, now, "checkpoint", len(layers_mem), top), enc, digest))
+        jrows.append(_journal_row(sid, seq, (now, "checkpoint", len(layers_mem), top), enc, digest))
         seq += 1
 
     conn.info["immediate"] = True
@@ -371,10 +372,11 @@ def flush(st: Store, conn: Connection, *, checkpoint_row: bool) -> None:
 
 
 def _journal_row(
-    sid: int, r: tuple[Any, ...], enc: _Encoder, digest: str | None = None
+    sid: int, seq: int, r: tuple[Any, ...], enc: _Encoder, digest: str | None = None
 ) -> dict[str, Any]:
-    # Buffered entries are (seq, ts, op, depth, layer[, parent, label, kind, key, value]).
-    seq, ts, op, depth, layer, parent, label, kind, key, value = r + (None,) * (10 - len(r))
+    # Buffered entries are (ts, op, depth, layer[, parent, label, kind, key, value]); their
+    # sequence number is the store's next one plus their place in the buffer.
+    ts, op, depth, layer, parent, label, kind, key, value = r + (None,) * (9 - len(r))
     if op == "put":
         value = enc(value)
     return {
