@@ -259,6 +259,8 @@ class Store:
             self._layers.append(layer)
         self._sql_depth = len(self._layers)
         self._last_checkpoint = _monotonic()
+        if not bounded:
+            self.get = self._get_unbounded  # type: ignore[method-assign]
 
     def close(self) -> None:
         """Checkpoint (writers) and release the database and the writer lock. Idempotent."""
@@ -270,6 +272,8 @@ class Store:
         finally:
             self._closed = True
             self._blocked = True
+            self._values = {}
+            self._layers = []
             self._teardown()
 
     def _teardown(self) -> None:
@@ -504,6 +508,16 @@ class Store:
             return default
         value = self._resolve(kind, key)
         return default if value is ABSENT else value
+
+    def _get_unbounded(self, kind: str, key: str, default: Any = None) -> Any:
+        # With every live value in memory, a miss means absent; the store's most frequent call
+        # is then one dict lookup. Closing empties ``_values``, so a closed store still raises.
+        kc = self._values.get(kind)
+        if kc is not None:
+            return kc.get(key, default)
+        if self._closed:
+            self._readable()
+        return default
 
     def _resolve(self, kind: str, key: str) -> Any:
         """Bounded cache miss: layers top-down, unflushed base writes, then SQL."""
