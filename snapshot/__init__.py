@@ -6,6 +6,16 @@ only what ``store`` exports.
 """
 
 from snapshot.allocator import allocate
+from snapshot.dra import DraSnapshot
+from snapshot.dra_listers import (
+    CLAIM_KIND,
+    CLASS_KIND,
+    NON_LOCAL_SLICES_KEY,
+    SLICE_KIND,
+    DeviceClassLister,
+    ResourceClaimTracker,
+    ResourceSliceLister,
+)
 from snapshot.errors import (
     AllocationError,
     AlreadyTrackedError,
@@ -20,7 +30,15 @@ from snapshot.manifests import Manifests, load_manifests
 from snapshot.objects import as_model, validate
 
 __all__ = [
+    "CLAIM_KIND",
+    "CLASS_KIND",
+    "NON_LOCAL_SLICES_KEY",
+    "SLICE_KIND",
+    "DeviceClassLister",
+    "DraSnapshot",
     "Manifests",
+    "ResourceClaimTracker",
+    "ResourceSliceLister",
     "allocate",
     "as_model",
     "load_manifests",

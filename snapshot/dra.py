@@ -1,0 +1,557 @@
+"""``DraSnapshot``: cluster-autoscaler's DRA snapshot (spec §2-§3) on drasnap's versioned store.
+
+Data model in the store (part of the on-disk format that SQL users query):
+
+==================  ======================================  ===================================
+kind                key                                     value
+==================  ======================================  ===================================
+``ResourceClaim``   ``"namespace/name"``                    the claim
+``ResourceSlice``   node name                               the list of that node's slices
+``ResourceSlice``   ``"--NON-LOCAL--"`` (never a node name)  the non-node-local (global) slices
+``DeviceClass``     class name                              the class
+==================  ======================================  ===================================
+
+Layers are the store's: :meth:`DraSnapshot.fork`, :meth:`~DraSnapshot.commit` and
+:meth:`~DraSnapshot.revert` move every kind in lock-step, Commit merges one level and the base
+cannot be reverted (spec §2.7, §6.2). Objects are wire-format dicts. Values in the store are
+shared and read-only: the snapshot never mutates an object it was given or read, it writes new
+dicts built copy-on-write along the changed path (:mod:`snapshot.claims`), and every
+read-modify-write re-reads the claim from the store (no stale caller object, sigs #33/#37).
+
+Derived state, in memory only and rebuilt from the store when a snapshot is created
+(:mod:`snapshot.dra_index`):
+
+- the allocated-device index behind ``resource_claims.list_all_allocated_devices()`` (read on
+  every scheduling attempt): the devices of each allocated claim plus a reference count per
+  device, updated on every claim write and served as a cached ``frozenset``; a per-layer undo
+  log (the devices each claim had before the layer first changed it) restores it on Revert in
+  O(claims the layer changed) and is merged into the parent's on Commit (sigs PR #55's idea);
+- the flattened list behind ``resource_slices.list()``: adding a node's slices appends to it,
+  reverting that cuts it back, removing slices drops it (rebuilt on the next read); the same
+  for ``device_classes.list()``.
+
+Layers that existed before the snapshot was created (a store reopened mid-fork) have no undo
+log: reverting one rebuilds the index from the claims once. Drive the layers through the
+snapshot (not ``store.fork()`` directly) and write DRA kinds through it; a depth that changed
+behind its back is noticed and triggers a rebuild, anything else needs :meth:`resync`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any
+
+from snapshot.claims import (
+    DeviceId,
+    allocated_device_ids,
+    claim_key,
+    deallocated,
+    is_for_pod,
+    is_fully_reserved,
+    is_in_use,
+    is_reserved_for_pod,
+    key_of,
+    pod_claim_names,
+    pod_identity,
+    with_pod_reservation,
+    without_pod_reservation,
+)
+from snapshot.dra_index import DeviceIndex, LayerLog, ListCache
+from snapshot.dra_listers import (
+    CLAIM_KIND,
+    CLASS_KIND,
+    NON_LOCAL_SLICES_KEY,
+    SLICE_KIND,
+    DeviceClassLister,
+    ResourceClaimTracker,
+    ResourceSliceLister,
+    go_quote,
+)
+from snapshot.errors import (
+    AlreadyTrackedError,
+    NotFoundError,
+    ObjectValidationError,
+    ReservationError,
+)
+from snapshot.objects import KubeObject, object_label
+from store import MemoryStore, Store
+
+__all__ = [
+    "CLAIM_KIND",
+    "CLASS_KIND",
+    "NON_LOCAL_SLICES_KEY",
+    "SLICE_KIND",
+    "DeviceClassLister",
+    "DraSnapshot",
+    "ResourceClaimTracker",
+    "ResourceSliceLister",
+]
+
+
+class DraSnapshot:
+    """DRA claims, slices and classes with cluster-autoscaler semantics, on a versioned store.
+
+    Works on a durable :class:`store.Store` or a :class:`store.MemoryStore`; see the module
+    docstring for the data model and the derived indexes. Objects handed to the snapshot
+    (claims, slices, classes) are stored as given and become shared, read-only values: do not
+    mutate them afterwards. Objects it returns are read-only too. Not thread-safe.
+
+    >>> snap = DraSnapshot.from_objects(claims=[{"metadata": {"name": "c", "namespace": "ns"}}])
+    >>> snap.fork()
+    1
+    >>> snap.resource_claims.get("ns", "c")["metadata"]["name"]
+    'c'
+    >>> snap.revert()
+    0
+    """
+
+    def __init__(self, store: Store | MemoryStore) -> None:
+        """Wrap ``store``; the indexes are built from the claims it already holds."""
+        self._store = store
+        self._index = DeviceIndex()
+        self._logs: list[LayerLog | None] = []  # one per fork layer; None: unknown changes
+        self._slice_list = ListCache()
+        self._class_list = ListCache()
+        self.resource_claims = ResourceClaimTracker(self)
+        self.resource_slices = ResourceSliceLister(self)
+        self.device_classes = DeviceClassLister(self)
+        self.resync()
+
+    @classmethod
+    def open(
+        cls,
+        target: str | os.PathLike[str] = "drasnap.db",
+        *,
+        name: str = "default",
+        **options: Any,
+    ) -> DraSnapshot:
+        """A snapshot on the durable store ``name`` in ``target`` (see :meth:`Store.open`)."""
+        return cls(Store.open(target, name=name, **options))
+
+    @classmethod
+    def from_objects(
+        cls,
+        store: Store | MemoryStore | None = None,
+        *,
+        claims: Iterable[KubeObject] = (),
+        slices: Iterable[KubeObject] = (),
+        classes: Iterable[KubeObject] = (),
+    ) -> DraSnapshot:
+        """A snapshot holding these objects, written into ``store``'s top layer.
+
+        ``store`` defaults to a new :class:`MemoryStore`. Slices are grouped by
+        ``spec.nodeName``; slices without one are global (upstream's Provider). Within one
+        argument a repeated claim or class replaces the earlier one.
+
+        All or nothing: everything is checked first, and writes are undone if the store
+        refuses a value.
+
+        Raises:
+            AlreadyTrackedError: ``store`` already holds one of the claims, classes or a
+                node's slices.
+            ObjectValidationError: an object without ``metadata.name``.
+            store.InvalidValueError: an object that is not JSON.
+        """
+        snap = cls(MemoryStore() if store is None else store)
+        by_node: dict[str, list[KubeObject]] = {}
+        global_slices: list[KubeObject] = []
+        for slice_ in slices:
+            node_name = (slice_.get("spec") or {}).get("nodeName")
+            if isinstance(node_name, str) and node_name:
+                by_node.setdefault(node_name, []).append(slice_)
+            else:
+                global_slices.append(slice_)
+        claim_list = snap._check_new_claims(claims)
+        class_list = snap._check_new_classes(classes)
+        for node_name in by_node:
+            snap._check_new_node(node_name)
+        if global_slices and snap._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY) is not None:
+            raise AlreadyTrackedError("non-node-local ResourceSlices already present")
+        written: list[tuple[str, str]] = []
+        try:
+            snap._write_classes(class_list, written)
+            for node_name, node_slices in by_node.items():
+                snap._write_node_slices(node_name, node_slices, written)
+            if global_slices:
+                snap._write_node_slices(NON_LOCAL_SLICES_KEY, global_slices, written)
+            snap._write_new_claims(claim_list, written)
+        except Exception:
+            snap._rollback(written)
+            raise
+        return snap
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store | MemoryStore:
+        """The underlying store."""
+        return self._store
+
+    def checkpoint(self) -> None:
+        """Make the state durable (the store's checkpoint; a no-op on a memory store)."""
+        self._store.checkpoint()
+
+    def close(self) -> None:
+        """Close the underlying store (which checkpoints a durable one)."""
+        self._store.close()
+
+    def __enter__(self) -> DraSnapshot:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<DraSnapshot depth={self._store.depth} store={self._store!r}>"
+
+    def resync(self) -> None:
+        """Rebuild the derived indexes from the store.
+
+        Needed only after DRA kinds were written, or layers moved, on the store directly.
+        O(claims). Layers open now are treated as unknown: reverting one rebuilds again.
+        """
+        self._index.rebuild(self._store.items(CLAIM_KIND))
+        self._logs = [None] * self._store.depth
+        self._slice_list.invalidate()
+        self._class_list.invalidate()
+
+    def _in_step(self) -> None:
+        if len(self._logs) != self._store.depth:
+            self.resync()
+
+    # -- layers (spec §2.7) --------------------------------------------------------------------
+
+    @property
+    def depth(self) -> int:
+        """Number of open forks (0 = only the base layer)."""
+        return self._store.depth
+
+    def fork(self, label: str | None = None) -> int:
+        """Push an empty layer for every kind; returns the new depth. O(1)."""
+        self._in_step()
+        depth = self._store.fork(label)
+        self._logs.append(LayerLog())
+        return depth
+
+    def commit(self) -> int:
+        """Merge the top layer into the one below; a no-op at the base. Returns the new depth.
+
+        O(keys changed in the layer). Durability is the store's (a commit into the base of a
+        durable store checkpoints by default).
+        """
+        self._in_step()
+        depth = self._store.commit()
+        logs = self._logs
+        if logs:
+            top = logs.pop()
+            if logs:
+                parent = logs[-1]
+                if top is None:
+                    logs[-1] = None
+                elif parent is not None:
+                    top.merge_into(parent)
+        return depth
+
+    def revert(self) -> int:
+        """Drop the top layer's changes; a no-op at the base. Returns the new depth.
+
+        O(keys changed in the layer); O(claims) for a layer opened before this snapshot.
+        """
+        self._in_step()
+        depth = self._store.revert()
+        logs = self._logs
+        if not logs:
+            return depth
+        log = logs.pop()
+        if log is None:
+            self._index.rebuild(self._store.items(CLAIM_KIND))
+            self._slice_list.invalidate()
+            self._class_list.invalidate()
+            return depth
+        replace = self._index.replace
+        for key, devices in log.claims.items():
+            replace(key, devices)
+        if log.slices:
+            self._slice_list.restore(log.slices[0])
+        if log.classes:
+            self._class_list.restore(log.classes[0])
+        return depth
+
+    # -- claim writes --------------------------------------------------------------------------
+
+    def _set_claim(self, key: str, claim: KubeObject, *, allocation_changed: bool = True) -> None:
+        self._store.put(CLAIM_KIND, key, claim)
+        if allocation_changed:
+            self._track(key, allocated_device_ids(claim))
+
+    def _delete_claim(self, key: str) -> None:
+        self._store.delete(CLAIM_KIND, key)
+        self._track(key, ())
+
+    def _track(self, key: str, devices: tuple[DeviceId, ...]) -> None:
+        old = self._index.replace(key, devices)
+        if self._logs and old != devices:
+            log = self._logs[-1]
+            if log is not None and key not in log.claims:
+                log.claims[key] = old
+
+    def _claim(self, key: str) -> KubeObject | None:
+        claim: KubeObject | None = self._store.get(CLAIM_KIND, key)
+        return claim
+
+    # -- claims of a pod (spec §2.4) -----------------------------------------------------------
+
+    def _pod_claims(self, pod: KubeObject, *, strict: bool) -> list[tuple[str, KubeObject]]:
+        """``(key, claim)`` per reference, in spec order; lenient mode skips what it can't find."""
+        namespace, pod_name, _ = pod_identity(pod)
+        out: list[tuple[str, KubeObject]] = []
+        for ref_name, claim_name in pod_claim_names(pod):
+            if not claim_name:
+                if strict:
+                    raise NotFoundError(
+                        f"error while obtaining ResourceClaim {ref_name} for pod "
+                        f"{namespace}/{pod_name}: couldn't determine ResourceClaim name"
+                    )
+                continue
+            key = claim_key(namespace, claim_name)
+            claim = self._claim(key)
+            if claim is None:
+                if strict:
+                    raise NotFoundError(
+                        f"error while obtaining ResourceClaim {ref_name} for pod "
+                        f"{namespace}/{pod_name}: couldn't find ResourceClaim in the snapshot"
+                    )
+                continue
+            out.append((key, claim))
+        return out
+
+    def pod_claims(self, pod: KubeObject) -> list[KubeObject]:
+        """The claims of every ``spec.resourceClaims`` entry of ``pod``, in spec order.
+
+        A claim referenced twice appears twice; a pod without claims gives ``[]``.
+
+        Raises:
+            NotFoundError: a reference whose claim name cannot be determined, or whose claim
+                is not tracked (upstream's wording).
+        """
+        return [claim for _, claim in self._pod_claims(pod, strict=True)]
+
+    def add_claims(self, claims: Iterable[KubeObject]) -> None:
+        """Track new claims (e.g. the owned claims of a duplicated pod), in the top layer.
+
+        All or nothing: every claim is checked before any is written. A claim repeated in
+        ``claims`` replaces the earlier one (as upstream).
+
+        Raises:
+            AlreadyTrackedError: a claim with the same namespace/name is already tracked.
+            ObjectValidationError: a claim without ``metadata.name``.
+        """
+        checked = self._check_new_claims(claims)
+        self._in_step()
+        written: list[tuple[str, str]] = []
+        try:
+            self._write_new_claims(checked, written)
+        except Exception:
+            self._rollback(written)
+            raise
+
+    def _check_new_claims(self, claims: Iterable[KubeObject]) -> list[tuple[str, KubeObject]]:
+        checked = [(key_of(claim), claim) for claim in claims]
+        for key, _ in checked:
+            if self._claim(key) is not None:
+                raise AlreadyTrackedError(f"claim {key} already tracked in the snapshot")
+        return checked
+
+    def _write_new_claims(
+        self, checked: list[tuple[str, KubeObject]], written: list[tuple[str, str]]
+    ) -> None:
+        for key, claim in checked:
+            self._set_claim(key, claim)
+            written.append((CLAIM_KIND, key))
+
+    def _rollback(self, written: list[tuple[str, str]]) -> None:
+        """Undo writes of keys that were absent (the store refused a later value as not JSON)."""
+        for kind, key in reversed(written):
+            if kind == CLAIM_KIND:
+                self._delete_claim(key)
+            else:
+                self._store.delete(kind, key)
+        self._slice_list.invalidate()
+        self._class_list.invalidate()
+
+    def remove_pod_owned_claims(self, pod: KubeObject) -> None:
+        """Drop the claims ``pod`` owns and its reservation on the others (a node removal).
+
+        Owned claims (spec §3.1) are deleted; shared ones lose the pod's first reservation
+        entry and keep their allocation. References that cannot be resolved and claims that
+        are not tracked (or were deleted by an earlier reference of the same pod) are skipped
+        (sigs #31/#32). Never raises for missing claims.
+        """
+        self._in_step()
+        for key, _ in self._pod_claims(pod, strict=False):
+            current = self._claim(key)  # re-read: an earlier reference may have changed it
+            if current is None:
+                continue
+            if is_for_pod(pod, current):
+                self._delete_claim(key)
+                continue
+            updated = without_pod_reservation(current, pod)
+            if updated is not current:
+                self._set_claim(key, updated, allocation_changed=False)
+
+    def reserve_pod_claims(self, pod: KubeObject) -> None:
+        """Add ``pod`` to ``status.reservedFor`` of every claim it references.
+
+        All or nothing: every claim is resolved and checked first. A claim already reserved
+        for the pod's UID is left as is.
+
+        Raises:
+            NotFoundError: as :meth:`pod_claims`.
+            ReservationError: a claim already has 256 reservations and none for this pod.
+        """
+        pairs = self._pod_claims(pod, strict=True)
+        for key, claim in pairs:
+            if is_fully_reserved(claim) and not is_reserved_for_pod(pod, claim):
+                raise ReservationError(
+                    f"claim {key} already has max number of reservations set, can't add more"
+                )
+        self._in_step()
+        for key, _ in pairs:
+            current = self._claim(key)  # re-read, never the caller's or a stale object (#33)
+            assert current is not None  # resolved above; nothing here deletes claims
+            updated = with_pod_reservation(current, pod)
+            if updated is not current:
+                self._set_claim(key, updated, allocation_changed=False)
+
+    def unreserve_pod_claims(self, pod: KubeObject) -> None:
+        """Remove ``pod``'s reservation from every claim it references (an unschedule).
+
+        A claim the pod owns, or one left without reservations, is also deallocated.
+        All or nothing: every reference is resolved before anything changes.
+
+        Raises:
+            NotFoundError: as :meth:`pod_claims`.
+        """
+        pairs = self._pod_claims(pod, strict=True)
+        self._in_step()
+        for key, _ in pairs:
+            current = self._claim(key)  # re-read (#33)
+            assert current is not None
+            updated = without_pod_reservation(current, pod)
+            if is_for_pod(pod, updated) or not is_in_use(updated):
+                updated = deallocated(updated)
+            if updated is not current:
+                self._set_claim(key, updated)
+
+    # -- slices (spec §2.5) --------------------------------------------------------------------
+
+    def node_resource_slices(self, node_name: str) -> list[KubeObject] | None:
+        """A new list of the node's local slices, or None when the node has no entry.
+
+        An entry may be an empty list (found, but no slices).
+        """
+        slices: list[KubeObject] | None = self._store.get(SLICE_KIND, node_name)
+        return None if slices is None else list(slices)
+
+    def add_node_resource_slices(self, node_name: str, slices: Iterable[KubeObject]) -> None:
+        """Track the local slices of a node (e.g. a duplicated template node), in the top layer.
+
+        Raises:
+            AlreadyTrackedError: the node already has an entry (even an empty one).
+            ObjectValidationError: an empty node name, or the reserved global key.
+        """
+        self._check_new_node(node_name)
+        self._in_step()
+        self._write_node_slices(node_name, list(slices), [])
+
+    def _check_new_node(self, node_name: str) -> None:
+        if not isinstance(node_name, str) or not node_name or node_name == NON_LOCAL_SLICES_KEY:
+            raise ObjectValidationError(
+                f"invalid node name {node_name!r} for ResourceSlices", kind="Node"
+            )
+        if self._store.get(SLICE_KIND, node_name) is not None:
+            raise AlreadyTrackedError(f"node {go_quote(node_name)} ResourceSlices already present")
+
+    def _write_node_slices(
+        self, key: str, slices: list[KubeObject], written: list[tuple[str, str]]
+    ) -> None:
+        self._store.put(SLICE_KIND, key, slices)
+        written.append((SLICE_KIND, key))
+        self._log_slices()
+        self._slice_list.extend(slices)  # a new key: nothing it replaces is in the list
+
+    def _log_slices(self) -> None:
+        """Before the first slice change of a layer: remember the list cache's mark."""
+        if self._logs:
+            log = self._logs[-1]
+            if log is not None and not log.slices:
+                log.slices = [self._slice_list.mark()]
+
+    def remove_node_resource_slices(self, node_name: str) -> None:
+        """Forget a node's local slices; a no-op when it has none."""
+        if node_name == NON_LOCAL_SLICES_KEY:
+            raise ObjectValidationError(
+                f"invalid node name {node_name!r} for ResourceSlices", kind="Node"
+            )
+        if self._store.get(SLICE_KIND, node_name) is None:
+            return
+        self._in_step()
+        self._store.delete(SLICE_KIND, node_name)
+        self._log_slices()
+        self._slice_list.invalidate()
+
+    # -- classes -------------------------------------------------------------------------------
+
+    def add_device_classes(self, classes: Iterable[KubeObject]) -> None:
+        """Track device classes, in the top layer. All or nothing.
+
+        Raises:
+            AlreadyTrackedError: a class with the same name is already tracked.
+            ObjectValidationError: a class without ``metadata.name``.
+        """
+        checked = self._check_new_classes(classes)
+        self._in_step()
+        written: list[tuple[str, str]] = []
+        try:
+            self._write_classes(checked, written)
+        except Exception:
+            self._rollback(written)
+            raise
+
+    def _check_new_classes(self, classes: Iterable[KubeObject]) -> dict[str, KubeObject]:
+        checked: dict[str, KubeObject] = {}
+        for device_class in classes:
+            name = (device_class.get("metadata") or {}).get("name")
+            if not isinstance(name, str) or not name:
+                raise ObjectValidationError(
+                    f"{object_label(device_class)}: metadata.name must be a non-empty string",
+                    kind="DeviceClass",
+                    field="metadata.name",
+                )
+            if self._store.get(CLASS_KIND, name) is not None:
+                raise AlreadyTrackedError(
+                    f"DeviceClass {go_quote(name)} already tracked in the snapshot"
+                )
+            checked[name] = device_class  # a repeated name: the last one wins
+        return checked
+
+    def _write_classes(
+        self, checked: dict[str, KubeObject], written: list[tuple[str, str]]
+    ) -> None:
+        if not checked:
+            return
+        for name, device_class in checked.items():
+            self._store.put(CLASS_KIND, name, device_class)
+            written.append((CLASS_KIND, name))
+        if self._logs:
+            log = self._logs[-1]
+            if log is not None and not log.classes:
+                log.classes = [self._class_list.mark()]
+        self._class_list.extend(list(checked.values()))
