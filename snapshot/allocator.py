@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,7 +81,7 @@ def allocate(
     metadata = node.get("metadata") or {}
     pools = gather_pools(slices, str(metadata.get("name", "")), metadata.get("labels") or {})
     in_use: Container[tuple[str, ...]]
-    if isinstance(allocated_devices, set | frozenset):
+    if isinstance(allocated_devices, AbstractSet):
         in_use = allocated_devices  # already a set of tuples: no copy on the hot path
     else:
         in_use = {tuple(d) for d in allocated_devices}

@@ -471,6 +471,17 @@ class DraSnapshot:
         self._in_step()
         self._write_node_slices(node_name, list(slices), [])
 
+    def add_global_resource_slices(self, slices: Iterable[KubeObject]) -> None:
+        """Track the non-node-local slices (``allNodes`` or ``nodeSelector``), in the top layer.
+
+        Raises:
+            AlreadyTrackedError: global slices are already tracked.
+        """
+        if self._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY) is not None:
+            raise AlreadyTrackedError("non-node-local ResourceSlices already present")
+        self._in_step()
+        self._write_node_slices(NON_LOCAL_SLICES_KEY, list(slices), [])
+
     def _check_new_node(self, node_name: str) -> None:
         if not isinstance(node_name, str) or not node_name or node_name == NON_LOCAL_SLICES_KEY:
             raise ObjectValidationError(

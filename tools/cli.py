@@ -15,13 +15,15 @@ from snapshot import SnapshotError
 from store import StoreError
 from tools.bench_cmd import bench
 from tools.demo_cmd import demo
+from tools.scenarios.base import ScenarioError
+from tools.simulate_cmd import simulate
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (StoreError, SnapshotError) as exc:
+        except (StoreError, SnapshotError, ScenarioError) as exc:
             if ctx.meta.get("drasnap.traceback"):
                 raise
             click.echo(f"Error: {exc}", err=True)
@@ -40,6 +42,7 @@ def cli(ctx: click.Context, traceback: bool) -> None:
 
 cli.add_command(demo)
 cli.add_command(bench)
+cli.add_command(simulate)
 
 
 def main() -> None:

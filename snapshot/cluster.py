@@ -1,0 +1,469 @@
+"""``ClusterSnapshot``: nodes and pods next to the DRA snapshot, on one store (spec §3.4-§3.5, §6).
+
+Store kinds added to the DRA ones: ``Node`` (key: node name; value: the Node) and ``Pod`` (key:
+``namespace/name``; value: the Pod with ``spec.nodeName`` set: only scheduled pods are held, as
+in cluster-autoscaler's snapshot). Fork, Commit and Revert go through the DRA snapshot, so every
+kind moves in lock-step.
+
+In memory only, rebuilt from the store when a snapshot is created: which pods are on which node
+(read by every fit check), with a per-layer undo log like the DRA snapshot's.
+
+Scheduling a pod (``schedule_pod``) follows PredicateSnapshot.SchedulePod: the pod's claims
+must be tracked; its CPU, memory and pod-count requests must fit the node's allocatable minus
+the pods already there; its unallocated claims are allocated together on that node (the
+structured allocator, with every allocated device excluded) and stored through
+``signal_claim_pending_allocation``; then the pod is reserved on all its claims, every claim is
+checked to be allocated and available on the node, and the pod is bound. Like upstream, there is
+no rollback when the reservation step fails after allocating (spec §3.4).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from snapshot.allocator import allocate
+from snapshot.claims import is_allocated, key_of
+from snapshot.dra import DraSnapshot
+from snapshot.dra_listers import NON_LOCAL_SLICES_KEY
+from snapshot.errors import (
+    AlreadyTrackedError,
+    NotFoundError,
+    ReservationError,
+    SchedulingError,
+)
+from snapshot.objects import KubeObject, name_of
+from snapshot.pods import Resources, node_allocatable, node_name_of, pod_key, pod_requests
+from snapshot.pools import node_selector_matches
+from store import MemoryStore, Store
+
+NODE_KIND = "Node"
+POD_KIND = "Pod"
+_NOTHING = Resources()
+
+
+@dataclass
+class _Placement:
+    """What scheduling a pod on a node will write, computed before anything is written."""
+
+    node: KubeObject
+    allocations: list[tuple[KubeObject, dict[str, Any]]]  # (claim, status.allocation)
+
+
+class _PodIndex:
+    """Pods per node and what they request, with an undo log per fork layer.
+
+    A log maps each pod key the layer changed to where it was before: (node, requests), or None
+    when the pod was on no node. A log of None stands for a layer opened before this index
+    existed (a reopened store): reverting it rebuilds from the store.
+    """
+
+    def __init__(self) -> None:
+        self.by_node: dict[str, dict[str, None]] = {}
+        self.node_of: dict[str, tuple[str, Resources]] = {}
+        self.used: dict[str, Resources] = {}
+        self.logs: list[dict[str, tuple[str, Resources] | None] | None] = []
+
+    def rebuild(self, pods: Mapping[str, KubeObject]) -> None:
+        self.by_node.clear()
+        self.node_of.clear()
+        self.used.clear()
+        for key in sorted(pods):
+            node = node_name_of(pods[key])
+            if node is not None:
+                self._move(key, (node, pod_requests(pods[key])))
+
+    def _move(self, key: str, where: tuple[str, Resources] | None) -> None:
+        old = self.node_of.pop(key, None)
+        if old is not None:
+            self.by_node[old[0]].pop(key, None)
+            self.used[old[0]] = self.used[old[0]] - old[1]
+        if where is not None:
+            node, requests = where
+            self.node_of[key] = where
+            self.by_node.setdefault(node, {})[key] = None
+            self.used[node] = self.used.get(node, _NOTHING) + requests
+
+    def place(self, key: str, where: tuple[str, Resources] | None) -> None:
+        if self.logs and self.logs[-1] is not None:
+            self.logs[-1].setdefault(key, self.node_of.get(key))
+        self._move(key, where)
+
+
+class ClusterSnapshot:
+    """Nodes, pods and DRA objects on one versioned store, forked and reverted together.
+
+    >>> cs = ClusterSnapshot(MemoryStore())
+    >>> cs.add_node({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "1"}}})
+    >>> cs.fork("try")
+    1
+    >>> cs.remove_node("n1")
+    >>> cs.node("n1") is None
+    True
+    >>> cs.revert()
+    0
+    >>> cs.node_names()
+    ['n1']
+    """
+
+    def __init__(self, store: Store | MemoryStore) -> None:
+        self.dra = DraSnapshot(store)
+        self._store = store
+        self._pods = _PodIndex()
+        self._resync()
+
+    @classmethod
+    def open(
+        cls, target: str | os.PathLike[str] = "drasnap.db", *, name: str = "default", **options: Any
+    ) -> ClusterSnapshot:
+        """A cluster snapshot on the durable store ``name`` in ``target`` (see Store.open)."""
+        return cls(Store.open(target, name=name, **options))
+
+    def _resync(self) -> None:
+        self._pods.rebuild(self._store.items(POD_KIND))
+        self._pods.logs = [None] * self._store.depth
+
+    @property
+    def store(self) -> Store | MemoryStore:
+        return self._store
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> ClusterSnapshot:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- layers --------------------------------------------------------------------------------
+
+    @property
+    def depth(self) -> int:
+        return self._store.depth
+
+    def fork(self, label: str | None = None) -> int:
+        """Fork every kind; returns the new depth."""
+        depth = self.dra.fork(label)
+        self._pods.logs.append({})
+        return depth
+
+    def commit(self) -> int:
+        """Merge the top layer into the one below (a no-op at the base)."""
+        depth = self.dra.commit()
+        logs = self._pods.logs
+        if logs:
+            top = logs.pop()
+            if logs:
+                parent = logs[-1]
+                if top is None:
+                    logs[-1] = None
+                elif parent is not None:
+                    for key, node in top.items():
+                        parent.setdefault(key, node)
+        return depth
+
+    def revert(self) -> int:
+        """Drop the top layer (a no-op at the base)."""
+        depth = self.dra.revert()
+        logs = self._pods.logs
+        if logs:
+            top = logs.pop()
+            if top is None:
+                self._pods.rebuild(self._store.items(POD_KIND))
+            else:
+                for key, node in top.items():
+                    self._pods._move(key, node)
+        return depth
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def node(self, name: str) -> KubeObject | None:
+        node: KubeObject | None = self._store.get(NODE_KIND, name)
+        return node
+
+    def node_names(self) -> list[str]:
+        """Every node's name, sorted."""
+        return sorted(self._store.keys(NODE_KIND))
+
+    def pod(self, namespace: str, name: str) -> KubeObject | None:
+        pod: KubeObject | None = self._store.get(POD_KIND, f"{namespace}/{name}")
+        return pod
+
+    def pods_on_node(self, node_name: str) -> list[KubeObject]:
+        """The pods bound to the node, in the order they were placed."""
+        keys = self._pods.by_node.get(node_name, {})
+        return [self._store.get(POD_KIND, key) for key in keys]
+
+    def pod_count(self) -> int:
+        return self._store.count(POD_KIND)
+
+    def free_resources(self, node: KubeObject) -> Resources:
+        """The node's allocatable minus what the pods on it request."""
+        return node_allocatable(node) - self._pods.used.get(name_of(node), _NOTHING)
+
+    # -- nodes ---------------------------------------------------------------------------------
+
+    def add_node(
+        self,
+        node: KubeObject,
+        *,
+        slices: Iterable[KubeObject] = (),
+        pods: Iterable[KubeObject] = (),
+        claims: Iterable[KubeObject] = (),
+    ) -> None:
+        """Add a node with its local slices and the pods already running on it (AddNodeInfo).
+
+        ``claims`` are the pods' own (pod-owned) claims, allocated, to track; shared claims must
+        already be tracked. Each pod is reserved on its claims, which must be allocated and
+        available on the node. Not transactional on error, as upstream (spec §3.4).
+
+        Raises:
+            AlreadyTrackedError: the node, its slices or a claim is already tracked.
+            NotFoundError: a pod references a claim that is not tracked.
+            SchedulingError: a pod's claim is not allocated or not available on the node.
+        """
+        name = name_of(node)
+        if self._store.get(NODE_KIND, name) is not None:
+            raise AlreadyTrackedError(f"node {name!r} already tracked in the snapshot")
+        slices = list(slices)
+        if slices:
+            try:
+                self.dra.add_node_resource_slices(name, slices)
+            except AlreadyTrackedError as exc:
+                raise AlreadyTrackedError(
+                    f"couldn't add ResourceSlices to DRA snapshot: {exc}"
+                ) from exc
+        self._store.put(NODE_KIND, name, node)
+        claims = list(claims)
+        if claims:
+            self.dra.add_claims(claims)
+        for pod in pods:
+            bound = pod if node_name_of(pod) == name else _bound(pod, name)
+            if (pod.get("spec") or {}).get("resourceClaims"):
+                try:
+                    self.dra.reserve_pod_claims(bound)
+                except ReservationError as exc:
+                    raise SchedulingError(
+                        f"couldn't add pod {pod_key(pod)} reservations to claims, this shouldn't "
+                        f"happen: {exc}"
+                    ) from exc
+                self._verify_claims(bound, node)
+            self._put_pod(bound, name)
+
+    def remove_node(self, name: str) -> None:
+        """Remove a node, its slices, its pods and their own claims (RemoveNodeInfo).
+
+        Shared claims stay allocated, without the removed pods' reservations.
+
+        Raises:
+            NotFoundError: the node is not tracked.
+        """
+        if self._store.get(NODE_KIND, name) is None:
+            raise NotFoundError(f"node {name!r} not found in the snapshot")
+        for pod in self.pods_on_node(name):
+            self.dra.remove_pod_owned_claims(pod)
+            key = pod_key(pod)
+            self._store.delete(POD_KIND, key)
+            self._pods.place(key, None)
+        self.dra.remove_node_resource_slices(name)
+        self._store.delete(NODE_KIND, name)
+
+    # -- pods ----------------------------------------------------------------------------------
+
+    def schedule_pod(self, pod: KubeObject, node_name: str) -> None:
+        """Place a pod on a node, allocating its unallocated claims there (SchedulePod).
+
+        Raises:
+            SchedulingError: the node is unknown, the pod does not fit, or its claims cannot be
+                allocated, reserved or used on that node (the message says which).
+            NotFoundError: the pod references a claim that is not tracked.
+        """
+        placement = self._plan(pod, node_name)
+        if isinstance(placement, str):
+            raise SchedulingError(placement)
+        self._apply(pod, placement)
+
+    def schedule_pod_anywhere(
+        self, pod: KubeObject, nodes: Sequence[str] | None = None
+    ) -> str | None:
+        """Place the pod on the first node (in ``nodes`` order, else by name) where it fits.
+
+        Returns the node's name, or None when it fits nowhere (nothing is written then).
+
+        Raises:
+            NotFoundError: the pod references a claim that is not tracked.
+        """
+        for node_name in self.node_names() if nodes is None else nodes:
+            placement = self._plan(pod, node_name)
+            if not isinstance(placement, str):
+                self._apply(pod, placement)
+                return node_name
+        return None
+
+    def unschedule_pod(self, namespace: str, name: str) -> KubeObject:
+        """Take a pod off its node: its reservations go, its own claims are deallocated, and
+        shared claims are deallocated when no other pod holds them. Returns the pod as it was
+        before it was bound (no ``spec.nodeName``), for rescheduling.
+
+        Raises:
+            NotFoundError: the pod is not on any node.
+        """
+        key = f"{namespace}/{name}"
+        pod: KubeObject | None = self._store.get(POD_KIND, key)
+        where = self._pods.node_of.get(key)
+        if pod is None or where is None:
+            raise NotFoundError(f"pod {key} not found on any node")
+        if (pod.get("spec") or {}).get("resourceClaims"):
+            self.dra.unreserve_pod_claims(pod)
+        self._store.delete(POD_KIND, key)
+        self._pods.place(key, None)
+        return _unbound(pod)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _put_pod(self, pod: KubeObject, node_name: str) -> None:
+        key = pod_key(pod)
+        self._store.put(POD_KIND, key, pod)
+        self._pods.place(key, (node_name, pod_requests(pod)))
+
+    def _plan(self, pod: KubeObject, node_name: str) -> _Placement | str:
+        """The writes that would schedule ``pod`` on ``node_name``, or why it cannot go there."""
+        node: KubeObject | None = self._store.get(NODE_KIND, node_name)
+        if node is None:
+            return f"node {node_name!r} not found in the snapshot"
+        key = pod_key(pod)
+        if key in self._pods.node_of:
+            return f"pod {key} is already on node {self._pods.node_of[key][0]}"
+        free = self.free_resources(node)
+        want = pod_requests(pod)
+        if not want.fits_in(free):
+            short = [
+                what
+                for what, need, have in (
+                    ("cpu", want.cpu, free.cpu),
+                    ("memory", want.memory, free.memory),
+                    ("pods", want.pods, free.pods),
+                )
+                if need > have
+            ]
+            return f"pod {key} does not fit on node {node_name}: insufficient {', '.join(short)}"
+        if not (pod.get("spec") or {}).get("resourceClaims"):
+            return _Placement(node, [])
+        claims = self.dra.pod_claims(pod)  # NotFoundError: a missing claim fails everywhere
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        pending: dict[str, KubeObject] = {}
+        for claim in claims:
+            if is_allocated(claim):
+                if not _available_on(claim, node_name, labels):
+                    return (
+                        f"pod {key} needs claim {key_of(claim)} to schedule, but it is allocated "
+                        f"to another node than {node_name}"
+                    )
+            else:
+                pending.setdefault(key_of(claim), claim)
+        if not pending:
+            return _Placement(node, [])
+        slices = self._slices_for(node_name)
+        if not self._any_free_device(slices) and _needs_free_device(pending.values()):
+            return f"no free device on node {node_name} for pod {key}'s claims"
+        results = allocate(
+            node,
+            list(pending.values()),
+            classes=self.dra.device_classes.list(),
+            slices=slices,
+            allocated_devices=self.dra.resource_claims.allocated_devices_view(),
+        )
+        if results is None:
+            return f"cannot allocate the devices of pod {key}'s claims on node {node_name}"
+        return _Placement(node, list(zip(pending.values(), results, strict=True)))
+
+    def _apply(self, pod: KubeObject, placement: _Placement) -> None:
+        node_name = name_of(placement.node)
+        tracker = self.dra.resource_claims
+        for claim, allocation in placement.allocations:
+            status = dict(claim.get("status") or {})
+            status["allocation"] = allocation
+            tracker.signal_claim_pending_allocation(
+                (claim.get("metadata") or {}).get("uid", ""), {**claim, "status": status}
+            )
+        bound = _bound(pod, node_name)
+        if (pod.get("spec") or {}).get("resourceClaims"):
+            try:
+                self.dra.reserve_pod_claims(bound)
+            except ReservationError as exc:
+                raise SchedulingError(str(exc)) from exc  # allocations stay: upstream's TODO
+            self._verify_claims(bound, placement.node)
+        self._put_pod(bound, node_name)
+
+    def _verify_claims(self, pod: KubeObject, node: KubeObject) -> None:
+        node_name = name_of(node)
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        for claim in self.dra.pod_claims(pod):
+            allocated = is_allocated(claim)
+            available = allocated and _available_on(claim, node_name, labels)
+            if not available:
+                raise SchedulingError(
+                    f"pod {pod_key(pod)} needs claim {key_of(claim)} to schedule, but it isn't "
+                    f"available on node {node_name} (allocated: {str(allocated).lower()}, "
+                    f"available: {str(available).lower()})"
+                )
+
+    def _any_free_device(self, slices: list[KubeObject]) -> bool:
+        in_use = self.dra.resource_claims.allocated_devices_view()
+        for slice_ in slices:
+            spec = slice_.get("spec") or {}
+            driver = spec.get("driver")
+            pool = (spec.get("pool") or {}).get("name")
+            for device in spec.get("devices") or ():
+                if (driver, pool, device.get("name")) not in in_use:
+                    return True
+        return False
+
+    def _slices_for(self, node_name: str) -> list[KubeObject]:
+        local = self.dra.node_resource_slices(node_name) or []
+        if any(
+            ((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1) > 1
+            for s in local
+        ):
+            return (
+                self.dra.resource_slices.list()
+            )  # a pool spread over nodes: completeness needs all
+        global_slices = self.dra.node_resource_slices(NON_LOCAL_SLICES_KEY) or []
+        return local + global_slices if global_slices else local
+
+
+def _needs_free_device(claims: Iterable[KubeObject]) -> bool:
+    """Does some request need a device nobody holds (any request without adminAccess)?
+
+    A quick no on a node whose devices are all in use, before running the allocator.
+    """
+    for claim in claims:
+        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+            exactly = request.get("exactly")
+            if exactly is not None and not exactly.get("adminAccess"):
+                return True
+    return False
+
+
+def _available_on(claim: KubeObject, node_name: str, labels: Mapping[str, str]) -> bool:
+    selector = ((claim.get("status") or {}).get("allocation") or {}).get("nodeSelector")
+    return selector is None or node_selector_matches(selector, node_name, labels)
+
+
+def _bound(pod: KubeObject, node_name: str) -> KubeObject:
+    return {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
+
+
+def _unbound(pod: KubeObject) -> KubeObject:
+    spec = dict(pod.get("spec") or {})
+    spec.pop("nodeName", None)
+    return {**pod, "spec": spec}

@@ -1,0 +1,55 @@
+"""Scale-down: upstream's ``BenchmarkRunOnceScaleDownDRA`` loop (spec §5.2, the RemovalSimulator).
+
+For each candidate node in name order: Fork, unschedule its pods, remove the node, try to place
+each pod on the remaining nodes (first fit, in name order); Commit if all fit, else Revert.
+Step i decides candidate i.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tools.scenarios.base import Sim
+
+
+def setup(sim: Sim) -> dict[str, Any]:
+    return {"candidates": sim.cluster.node_names()}
+
+
+def try_remove(sim: Sim, node: str) -> int | None:
+    """Simulate removing ``node``; returns how many pods moved, or None if it stays."""
+    cs = sim.cluster
+    sim.fork(f"remove node {node}")
+    pods = [
+        cs.unschedule_pod(p["metadata"].get("namespace", "default"), p["metadata"]["name"])
+        for p in cs.pods_on_node(node)
+    ]
+    cs.remove_node(node)
+    others = cs.node_names()
+    for pod in pods:
+        if cs.schedule_pod_anywhere(pod, others) is None:
+            sim.revert()
+            return None
+    sim.commit()
+    return len(pods)
+
+
+def run(sim: Sim, plan: dict[str, Any], tick: Callable[[int, int], None]) -> dict[str, Any]:
+    candidates: list[str] = plan["candidates"]
+    progress = sim.progress()
+    results: dict[str, Any] = dict(progress["results"]) or {"nodes_removed": 0, "placed": 0}
+    total = len(candidates)
+    for step in range(progress["step"], total):
+        tick(step, total)
+        moved = try_remove(sim, candidates[step])
+        if moved is not None:
+            results = {
+                "nodes_removed": results["nodes_removed"] + 1,
+                "placed": results["placed"] + moved,
+            }
+        sim.save(step + 1, results, done=step + 1 == total)
+    if total == 0:
+        sim.save(0, results, done=True)
+    tick(total, total)
+    return results

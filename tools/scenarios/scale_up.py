@@ -1,0 +1,96 @@
+"""Scale-up: upstream's ``BenchmarkRunOnceScaleUpDRA`` loop (spec §5.2).
+
+For each node group in turn: Fork, add template nodes one by one and bin-pack the pending pods
+onto them (each pod tries the newest node, then a new one), record how many nodes the group
+needs, Revert. Then take the group needing the fewest nodes (the first on a tie) and apply that
+expansion: Fork, add, schedule, Commit. Pending pods that fit no node of a group stay pending.
+
+Steps: step i < len(groups) estimates group i; step len(groups) applies the best one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from snapshot.objects import KubeObject
+from snapshot.pods import pod_key
+from tools.scenarios.base import Sim
+from tools.scenarios.inputs import Cluster, NodeGroup, instantiate
+
+PENDING_KIND = "PendingPod"
+GROUP_KIND = "NodeGroup"
+
+
+def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
+    """Write the starting state; returns what the plan record holds."""
+    for pod in cluster.pending:
+        sim.store.put(PENDING_KIND, pod_key(pod), pod)
+    for group in cluster.groups:
+        sim.store.put(GROUP_KIND, group.name, {"node": group.node, "slices": group.slices})
+    return {
+        "pending": [pod_key(p) for p in cluster.pending],
+        "groups": [g.name for g in cluster.groups],
+    }
+
+
+def binpack(sim: Sim, group: NodeGroup, pending: list[KubeObject]) -> tuple[int, int]:
+    """Add nodes of ``group`` and place ``pending`` on them; returns (nodes added, pods placed)."""
+    cs = sim.cluster
+    added = placed = 0
+    newest: str | None = None
+    for pod in pending:
+        if newest is not None and cs.schedule_pod_anywhere(pod, [newest]) is not None:
+            placed += 1
+            continue
+        name = f"{group.name}-{added:05d}"
+        node, slices = instantiate(group, name)
+        cs.add_node(node, slices=slices)
+        if cs.schedule_pod_anywhere(pod, [name]) is None:
+            cs.remove_node(name)  # the pod fits no node of this group: it stays pending
+            continue
+        newest = name
+        added += 1
+        placed += 1
+    return added, placed
+
+
+def run(sim: Sim, plan: dict[str, Any], tick: Callable[[int, int], None]) -> dict[str, Any]:
+    """Run (or go on with) the steps; returns the final results."""
+    store = sim.store
+    pending = [store.get(PENDING_KIND, key) for key in plan["pending"]]
+    groups = [
+        NodeGroup(name, store.get(GROUP_KIND, name)["node"], store.get(GROUP_KIND, name)["slices"])
+        for name in plan["groups"]
+    ]
+    progress = sim.progress()
+    results: dict[str, Any] = dict(progress["results"])
+    estimates: dict[str, int] = dict(results.get("estimates", {}))
+    total = len(groups) + 1
+    for step in range(progress["step"], len(groups)):
+        tick(step, total)
+        group = groups[step]
+        sim.fork(f"estimate node group {group.name}")
+        nodes, placed = binpack(sim, group, pending)
+        sim.revert()
+        estimates[group.name] = nodes if placed else -1
+        results = {"estimates": estimates}
+        sim.save(step + 1, results)
+    tick(len(groups), total)
+    usable = [g for g in groups if estimates.get(g.name, -1) > 0]
+    if not usable:
+        results = {"estimates": estimates, "node_group": None, "nodes_added": 0, "placed": 0}
+        sim.save(total, results, done=True)
+        return results
+    best = min(usable, key=lambda g: estimates[g.name])  # min keeps the first on a tie
+    sim.fork(f"scale up node group {best.name}")
+    nodes, placed = binpack(sim, best, pending)
+    sim.commit()
+    for pod in pending:
+        if sim.cluster.pod(pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]):
+            store.delete(PENDING_KIND, pod_key(pod))
+    results = {"estimates": estimates, "node_group": best.name, "nodes_added": nodes}
+    results["placed"] = placed
+    sim.save(total, results, done=True)
+    tick(total, total)
+    return results
