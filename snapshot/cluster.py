@@ -199,8 +199,12 @@ class ClusterSnapshot:
         return pod
 
     def pods_on_node(self, node_name: str) -> list[KubeObject]:
-        """The pods bound to the node, in the order they were placed."""
-        keys = self._pods.by_node.get(node_name, {})
+        """The pods bound to the node, by ``namespace/name``.
+
+        A fixed order, not the order of placement: a run resumed from a checkpoint (whose
+        index is rebuilt from the store) must make the same choices as one never interrupted.
+        """
+        keys = sorted(self._pods.by_node.get(node_name, ()))
         return [self._store.get(POD_KIND, key) for key in keys]
 
     def pod_count(self) -> int:
@@ -242,10 +246,10 @@ class ClusterSnapshot:
                 raise AlreadyTrackedError(
                     f"couldn't add ResourceSlices to DRA snapshot: {exc}"
                 ) from exc
-        self._store.put(NODE_KIND, name, node)
         claims = list(claims)
         if claims:
             self.dra.add_claims(claims)
+        placed: list[KubeObject] = []
         for pod in pods:
             bound = pod if node_name_of(pod) == name else _bound(pod, name)
             if (pod.get("spec") or {}).get("resourceClaims"):
@@ -257,6 +261,11 @@ class ClusterSnapshot:
                         f"happen: {exc}"
                     ) from exc
                 self._verify_claims(bound, node)
+            placed.append(bound)
+        # The node and its pods go in last, as upstream stores the NodeInfo after the DRA steps:
+        # an error above leaves the DRA changes (no rollback) but not the node.
+        self._store.put(NODE_KIND, name, node)
+        for bound in placed:
             self._put_pod(bound, name)
 
     def remove_node(self, name: str) -> None:
