@@ -6,6 +6,7 @@ only what ``store`` exports.
 """
 
 from snapshot.allocator import allocate
+from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot
 from snapshot.dra_listers import (
     CLAIM_KIND,
@@ -32,6 +33,7 @@ from snapshot.objects import as_model, validate
 __all__ = [
     "CLAIM_KIND",
     "CLASS_KIND",
+    "ClusterSnapshot",
     "NON_LOCAL_SLICES_KEY",
     "SLICE_KIND",
     "DeviceClassLister",
