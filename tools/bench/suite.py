@@ -1,0 +1,173 @@
+"""``drasnap bench`` workloads on several backends in one process, and their comparison.
+
+For every workload: a warm-up run of every backend at the smallest size, then ``repeat`` timed
+runs with the backends interleaved (A B C, A B C, ...), each on a fresh store; the median is
+reported, with the time ratio to ``deepcopy`` and to ``memory``. Peak memory comes from one more
+run per backend under ``tracemalloc`` (Python allocations only: SQLite's own page cache is not
+traced), kept apart because tracing slows a run down several times.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.bench.backends import open_backend
+from tools.bench.workloads import (
+    changed_keys_seconds,
+    fill,
+    fork_revert_seconds,
+    run_workload,
+)
+
+SCENARIO_WORKLOADS = ("schedule-revert", "scale-up", "scale-down")
+WORKLOADS = (*SCENARIO_WORKLOADS, "scaling")
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Row:
+    workload: str
+    backend: str
+    median_s: float
+    samples: list[float]
+    peak_bytes: int | None = None
+    vs_deepcopy: float | None = None
+    vs_memory: float | None = None
+    state_digest: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "backend": self.backend,
+            "median_s": self.median_s,
+            "samples_s": self.samples,
+            "peak_bytes": self.peak_bytes,
+            "vs_deepcopy": self.vs_deepcopy,
+            "vs_memory": self.vs_memory,
+            "state_digest": self.state_digest,
+            **self.counts,
+        }
+
+
+def _ratios(rows: list[Row]) -> None:
+    by_key: dict[tuple[str, str], Row] = {(r.workload, r.backend): r for r in rows}
+    for row in rows:
+        for ref, attr in (("deepcopy", "vs_deepcopy"), ("memory", "vs_memory")):
+            other = by_key.get((row.workload, ref))
+            if other is not None and other.median_s > 0:
+                setattr(row, attr, row.median_s / other.median_s)
+
+
+def run_scenarios(
+    workloads: list[str],
+    backends: list[str],
+    *,
+    size: str,
+    repeat: int,
+    seed: int,
+    memory: bool,
+    postgres_url: str | None,
+    progress: Progress,
+) -> list[Row]:
+    rows: list[Row] = []
+    for workload in workloads:
+        samples: dict[str, list[float]] = {b: [] for b in backends}
+        digests: dict[str, str] = {}
+        counts: dict[str, dict[str, int]] = {}
+        for backend in backends:
+            progress(f"{workload}: warm-up on {backend}")
+            with open_backend(backend, postgres_url=postgres_url) as store:
+                run_workload(workload, store, "tiny", seed)
+        for r in range(repeat):
+            for backend in backends:
+                progress(f"{workload}: run {r + 1}/{repeat} on {backend}")
+                with open_backend(backend, postgres_url=postgres_url) as store:
+                    run = run_workload(workload, store, size, seed)
+                samples[backend].append(run.seconds)
+                digests[backend] = run.digest
+                counts[backend] = {
+                    "forks": run.forks,
+                    "commits": run.commits,
+                    "reverts": run.reverts,
+                }
+        for backend in backends:
+            peak = None
+            if memory:
+                progress(f"{workload}: memory run on {backend}")
+                tracemalloc.start()
+                try:
+                    with open_backend(backend, postgres_url=postgres_url) as store:
+                        run_workload(workload, store, size, seed)
+                    peak = tracemalloc.get_traced_memory()[1]
+                finally:
+                    tracemalloc.stop()
+            rows.append(
+                Row(
+                    workload,
+                    backend,
+                    statistics.median(samples[backend]),
+                    samples[backend],
+                    peak,
+                    state_digest=digests[backend],
+                    counts=counts[backend],
+                )
+            )
+    _ratios(rows)
+    return rows
+
+
+SCALING_KEYS = {"full": (1_000, 100_000, 1_000_000), "quick": (1_000, 10_000, 100_000)}
+CHANGED_KEYS = {"full": (1, 100, 10_000), "quick": (1, 100, 1_000)}
+BOUNDED_CACHE = 10_000
+
+
+def run_scaling(
+    backends: list[str], *, size: str, postgres_url: str | None, progress: Progress
+) -> list[Row]:
+    """Fork+revert per store size, commit/revert per changed-key count, and resident memory."""
+    rows: list[Row] = []
+    sizes = SCALING_KEYS["full" if size == "full" else "quick"]
+    changed = CHANGED_KEYS["full" if size == "full" else "quick"]
+    for backend in backends:
+        with open_backend(backend, postgres_url=postgres_url) as store:
+            filled = 0
+            for keys in sizes:
+                progress(f"scaling: {backend} at {keys:,} keys")
+                fill(store, keys, start=filled)
+                filled = keys
+                t = fork_revert_seconds(store)
+                rows.append(Row(f"fork+revert @ {keys:,} keys", backend, t, [t]))
+            for k in changed:
+                progress(f"scaling: {backend}, {k:,} changed keys")
+                t = changed_keys_seconds(store, k, commit=True)
+                rows.append(Row(f"commit of {k:,} changed keys", backend, t, [t]))
+                t = changed_keys_seconds(store, k, commit=False)
+                rows.append(Row(f"revert of {k:,} changed keys", backend, t, [t]))
+    bounded: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("memory", {}),
+        ("sqlite", {"cache_size": BOUNDED_CACHE}),
+    )
+    for backend, options in bounded:
+        if backend not in backends:
+            continue
+        keys = sizes[-1]
+        label = "memory" if backend == "memory" else f"sqlite (cache_size={BOUNDED_CACHE:,})"
+        progress(f"scaling: resident memory of {label} holding {keys:,} keys")
+        tracemalloc.start()
+        try:
+            with open_backend(backend, **options) as store:
+                fill(store, keys, batch=BOUNDED_CACHE)  # unflushed values stay under the bound
+                for i in range(0, keys, max(1, keys // 1000)):
+                    store.get("ResourceClaim", f"default/c{i}")
+                peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        rows.append(Row(f"peak memory holding {keys:,} keys", label, 0.0, [], peak))
+    _ratios(rows)
+    return rows

@@ -1,0 +1,196 @@
+"""The workloads of ``drasnap bench``, each runnable on any backend (tools/bench/backends.py).
+
+Every workload builds its starting state untimed, then times what it is about, and returns the
+final state digest, so a test can check that every backend ends in the same state.
+
+- ``schedule-revert``: upstream's ``BenchmarkScheduleRevert`` shape (spec §5.1): N nodes with a
+  slice of D devices each and C pods per node holding allocated, reserved claims; then, for each
+  of I pending pods (one unallocated one-GPU claim each, created up front): Fork, schedule it on
+  the next node (allocating its claim), then Commit every K-th time and Revert otherwise.
+- ``scale-up`` / ``scale-down``: the two ``drasnap simulate`` scenarios, whole (set-up included).
+- ``scaling``: fork+revert as the store grows, and commit/revert as the changed keys grow
+  (see ``scaling_rows``).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from snapshot.cluster import ClusterSnapshot
+from snapshot.pods import claims_from_templates
+from tools.bench.backends import AnyStore
+from tools.scenarios import objects
+from tools.scenarios.base import Settings
+from tools.scenarios.runner import prepare, simulate
+
+SIZES: dict[str, dict[str, dict[str, int]]] = {
+    "schedule-revert": {
+        "full": {
+            "nodes": 100,
+            "devices": 100,
+            "pods_per_node": 32,
+            "iterations": 400,
+            "commit_every": 10,
+        },
+        "quick": {
+            "nodes": 20,
+            "devices": 32,
+            "pods_per_node": 8,
+            "iterations": 100,
+            "commit_every": 10,
+        },
+        "tiny": {"nodes": 3, "devices": 4, "pods_per_node": 1, "iterations": 6, "commit_every": 3},
+    },
+    "scale-up": {
+        "full": {"pods": 4000, "node_groups": 1},
+        "quick": {"pods": 800, "node_groups": 2},
+        "tiny": {"pods": 24, "node_groups": 2},
+    },
+    "scale-down": {
+        "full": {"nodes": 800, "pods_per_node": 4},
+        "quick": {"nodes": 200, "pods_per_node": 4},
+        "tiny": {"nodes": 8, "pods_per_node": 2},
+    },
+}
+
+
+@dataclass
+class Run:
+    """One timed run of a workload on a backend."""
+
+    seconds: float
+    digest: str
+    forks: int
+    commits: int
+    reverts: int
+
+
+def run_workload(name: str, store: AnyStore, size: str, seed: int) -> Run:
+    """Run workload ``name`` at ``size`` ("full", "quick" or "tiny") on an empty ``store``."""
+    params = SIZES[name][size]
+    if name == "schedule-revert":
+        return schedule_revert(store, seed=seed, **params)
+    settings = Settings(
+        scenario=name,
+        seed=seed,
+        pods=params.get("pods", 1),
+        node_groups=params.get("node_groups", 1),
+        nodes=params.get("nodes", 1),
+        pods_per_node=params.get("pods_per_node", 0),
+    ).resolved()
+    start = prepare(settings)
+    began = time.perf_counter()
+    outcome = simulate(ClusterSnapshot(store), settings, start)
+    seconds = time.perf_counter() - began
+    c = outcome.counters
+    return Run(seconds, outcome.state_digest, c.forks, c.commits, c.reverts)
+
+
+def schedule_revert(
+    store: AnyStore,
+    *,
+    nodes: int,
+    devices: int,
+    pods_per_node: int,
+    iterations: int,
+    commit_every: int,
+    seed: int,
+) -> Run:
+    rng = random.Random(seed)
+    cluster = ClusterSnapshot(store)
+    templates = {f"{objects.NAMESPACE}/{objects.TEMPLATE_NAME}": objects.claim_template()}
+    cluster.dra.add_device_classes([objects.device_class()])
+    node_names = [f"node-{n:03d}" for n in range(nodes)]
+    for name in node_names:
+        pods, claims = [], []
+        for j in range(pods_per_node):
+            pod, (claim,) = claims_from_templates(objects.pod(f"{name}-pod-{j}", rng), templates)
+            pods.append({**pod, "spec": {**pod["spec"], "nodeName": name}})
+            claims.append({**claim, "status": {"allocation": objects.allocation(name, f"gpu-{j}")}})
+        cluster.add_node(
+            objects.node(name), slices=[objects.gpu_slice(name, devices)], pods=pods, claims=claims
+        )
+    pending = []
+    new_claims = []
+    for i in range(iterations):
+        pod, claims = claims_from_templates(objects.pod(f"pending-{i:05d}", rng), templates)
+        pending.append(pod)
+        new_claims.extend(claims)
+    cluster.dra.add_claims(new_claims)
+    store.checkpoint()
+    forks = commits = reverts = 0
+    began = time.perf_counter()
+    for i, pod in enumerate(pending):
+        cluster.fork("schedule")
+        forks += 1
+        placed = cluster.schedule_pod_anywhere(pod, [node_names[i % nodes]])
+        if placed is not None and (i + 1) % commit_every == 0:
+            cluster.commit()
+            commits += 1
+        else:
+            cluster.revert()
+            reverts += 1
+    store.checkpoint()
+    seconds = time.perf_counter() - began
+    return Run(seconds, store.state_digest(), forks, commits, reverts)
+
+
+# -- scaling ----------------------------------------------------------------------------------
+
+
+def _value(i: int) -> dict[str, Any]:
+    return {"metadata": {"name": f"c{i}", "namespace": "default"}, "spec": {"n": i}}
+
+
+def fill(store: AnyStore, keys: int, *, start: int = 0, batch: int = 100_000) -> None:
+    """Put claim-shaped values ``start`` .. ``keys - 1`` in the base layer, checkpointing every
+    batch (so a bounded-cache store never holds more than a batch of unflushed values)."""
+    kind = "ResourceClaim"
+    for i in range(start, keys):
+        store.put(kind, f"default/c{i}", _value(i))
+        if (i + 1) % batch == 0:
+            store.checkpoint()
+    store.checkpoint()
+
+
+def per_op_seconds(op: Callable[[], None], budget: float = 0.3, most: int = 20_000) -> float:
+    """Median-free quick estimate: repeat ``op`` within a time budget; seconds per call."""
+    count = 0
+    began = time.perf_counter()
+    while count < most:
+        op()
+        count += 1
+        if time.perf_counter() - began > budget:
+            break
+    return (time.perf_counter() - began) / count
+
+
+def fork_revert_seconds(store: AnyStore) -> float:
+    def op() -> None:
+        store.fork()
+        store.revert()
+
+    return per_op_seconds(op)
+
+
+def changed_keys_seconds(store: AnyStore, changed: int, *, commit: bool) -> float:
+    """Seconds for one commit (or revert) of a layer in which ``changed`` keys were put."""
+    samples = []
+    for _ in range(3):
+        store.fork("outer")
+        store.fork("changes")
+        for i in range(changed):
+            store.put("ResourceClaim", f"default/c{i}", _value(-i))
+        began = time.perf_counter()
+        if commit:
+            store.commit()
+        else:
+            store.revert()
+        samples.append(time.perf_counter() - began)
+        while store.depth:
+            store.revert()
+    return sorted(samples)[1]
