@@ -11,7 +11,7 @@ import click
 
 from snapshot.cluster import ClusterSnapshot
 from store import Store
-from tools.scenarios.base import Outcome, Settings
+from tools.scenarios.base import Outcome, ScenarioError, Settings
 from tools.scenarios.inputs import source_digest
 from tools.scenarios.runner import prepare
 from tools.scenarios.runner import simulate as run_simulation
@@ -118,6 +118,8 @@ def simulate(
         db = DEFAULT_DB
         click.echo(f"Using {Path(db).resolve()} (give --db to choose)", err=True)
     where = f"store {name!r} in {db}"
+    if resume and "://" not in db and not Path(db).exists():
+        raise ScenarioError(f"nothing to resume: {db} does not exist")
     progress = _Progress(f"{scenario}")
     store = Store.open(db, name=name, auto_checkpoint=False, checkpoint_interval=checkpoint_every)
     with ClusterSnapshot(store) as cluster:

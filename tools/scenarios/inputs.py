@@ -184,8 +184,10 @@ def instantiate(group: NodeGroup, new_name: str) -> tuple[KubeObject, list[KubeO
         spec = dict(slice_.get("spec") or {})
         spec["nodeName"] = new_name
         pool = dict(spec.get("pool") or {})
-        if pool.get("name") == old:
-            pool["name"] = new_name
+        # Pool names are unique per driver, so a copy needs a pool of its own (upstream's
+        # SanitizedNodeResourceSlices adds a suffix): the new node's name, or appended to it.
+        name = pool.get("name")
+        pool["name"] = new_name if name == old else f"{name}-{new_name}"
         spec["pool"] = pool
         slices.append(
             {**slice_, "metadata": {"name": f"{new_name}-{spec.get('driver')}-{i}"}, "spec": spec}

@@ -8,6 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from snapshot.cluster import ClusterSnapshot
+from store import MemoryStore
 from tools.scenarios import scale_down, scale_up
 from tools.scenarios.base import PLAN_KEY, RUN_KEY, SIM_KIND, Outcome, ScenarioError, Settings, Sim
 from tools.scenarios.inputs import Cluster, build
@@ -21,9 +22,17 @@ def prepare(settings: Settings) -> Cluster:
     Raises:
         ScenarioError: impossible settings or manifests without what the scenario needs.
         snapshot.ObjectValidationError: a manifest fails validation.
+        snapshot.SnapshotError: the manifests do not fit together (e.g. a bound pod's claim
+            is missing, or allocated on another node).
     """
     settings.check()
-    return build(settings)
+    start = build(settings)
+    if settings.source is not None:
+        # Manifests can be valid one by one yet not fit together (a bound pod whose claim is
+        # missing or allocated elsewhere): load them into a throw-away snapshot first, so that
+        # such errors too come before the database is touched.
+        _load(ClusterSnapshot(MemoryStore()), start)
+    return start
 
 
 def simulate(
@@ -95,8 +104,8 @@ def simulate(
     )
 
 
-def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
-    cs = sim.cluster
+def _load(cs: ClusterSnapshot, start: Cluster) -> None:
+    """Write the starting cluster into ``cs``."""
     if start.classes:
         cs.dra.add_device_classes(start.classes)
     if start.global_slices:
@@ -105,6 +114,10 @@ def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
         cs.dra.add_claims(start.claims)
     for node, slices, pods in start.nodes:
         cs.add_node(node, slices=slices, pods=pods)
+
+
+def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
+    _load(sim.cluster, start)
     plan = scale_up.setup(sim, start) if settings.scenario == "scale-up" else scale_down.setup(sim)
     plan = {"settings": settings.record(), **plan}
     sim.store.put(SIM_KIND, PLAN_KEY, plan)

@@ -1,0 +1,246 @@
+"""``drasnap simulate`` through click's CliRunner: JSON and table output, help, and bad input
+(exit 1, one ``Error: ...`` line on stderr, nothing written)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from store import Store
+from tests.tools.test_scenarios import interrupted_run, write_manifests
+from tools.cli import cli
+from tools.scenarios.base import Settings
+from tools.simulate_cmd import DEFAULT_DB
+
+SUMMARY_KEYS = {"scenario", "pods_placed", "forks", "commits", "reverts", "seconds", "state_digest"}
+
+
+def simulate(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["simulate", *args])
+
+
+def ok_json(result: Result) -> dict[str, Any]:
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def assert_error(result: Result, fragment: str) -> None:
+    """Exit 1, nothing on stdout, exactly one line on stderr: ``Error: ...``."""
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    assert fragment in lines[0]
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+def test_scale_up_json(tmp_path: Path) -> None:
+    db = tmp_path / "sim.db"
+    data = ok_json(simulate("scale-up", "--db", str(db), "--pods", "40", "--json"))
+    assert SUMMARY_KEYS | {"nodes_added"} <= data.keys()
+    assert data["scenario"] == "scale-up"
+    assert (data["nodes_added"], data["pods_placed"]) == (5, 40)  # ceil(40 / 8)
+    assert (data["forks"], data["commits"], data["reverts"]) == (2, 1, 1)
+    assert isinstance(data["seconds"], float) and data["seconds"] >= 0
+    assert data["resumed"] is False
+    with Store.open(db, readonly=True) as store:
+        assert store.state_digest() == data["state_digest"]
+
+
+def test_scale_down_json(tmp_path: Path) -> None:
+    db = tmp_path / "sim.db"
+    data = ok_json(simulate("scale-down", "--db", str(db), "--nodes", "20", "--json"))
+    assert SUMMARY_KEYS | {"nodes_removed"} <= data.keys()
+    # 20 nodes x 10 GPUs x 4 pods: see test_scenarios.test_scale_down_removes_what_first_fit...
+    assert (data["nodes_removed"], data["pods_placed"]) == (12, 112)
+
+
+def test_table_output(tmp_path: Path) -> None:
+    result = simulate("scale-up", "--db", str(tmp_path / "sim.db"), "--pods", "16")
+    assert result.exit_code == 0, result.output
+    rows = dict(line.split(None, 1) for line in result.stdout.splitlines())
+    assert rows["scenario"] == "scale-up"
+    assert rows["nodes_added"] == "2"
+    assert rows["pods_placed"] == "16"
+    assert json.loads(rows["estimates"]) == {"group-0": 2}
+    assert len(rows["state_digest"]) == 32
+    assert not result.stdout.lstrip().startswith("{")
+
+
+def test_same_command_same_digest(tmp_path: Path) -> None:
+    args = ["scale-down", "--nodes", "6", "--seed", "5", "--json"]
+    first = ok_json(simulate(*args, "--db", str(tmp_path / "a.db")))
+    second = ok_json(simulate(*args, "--db", str(tmp_path / "b.db")))
+    assert first["state_digest"] == second["state_digest"]
+
+
+def test_help_lists_the_options() -> None:
+    result = simulate("--help")
+    assert result.exit_code == 0
+    for option in (
+        "--pods",
+        "--nodes",
+        "--gpus-per-node",
+        "--pods-per-node",
+        "--node-groups",
+        "--from",
+        "--resume",
+        "--db",
+        "--seed",
+        "--json",
+    ):
+        assert option in result.stdout, option
+
+
+def test_without_db_uses_the_default_file_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # (CliRunner.isolated_filesystem is deprecated in click 8.5)
+    result = simulate("scale-up", "--pods", "8", "--json")
+    data = ok_json(result)
+    default = tmp_path / DEFAULT_DB
+    assert default.is_file()
+    assert f"Using {default.resolve()}" in result.stderr
+    with Store.open(default, readonly=True) as store:
+        assert store.state_digest() == data["state_digest"]
+
+
+def test_from_manifests(tmp_path: Path) -> None:
+    directory = write_manifests(tmp_path / "dump")
+    up = ok_json(
+        simulate("scale-up", "--db", str(tmp_path / "up.db"), "--from", str(directory), "--json")
+    )
+    assert (up["node_group"], up["nodes_added"], up["pods_placed"]) == ("gpu-a", 2, 6)
+    down = ok_json(
+        simulate(
+            "scale-down", "--db", str(tmp_path / "down.db"), "--from", str(directory), "--json"
+        )
+    )
+    assert (down["nodes_removed"], down["pods_placed"]) == (2, 1)
+
+
+def test_resume_an_interrupted_run(tmp_path: Path) -> None:
+    args = ["scale-down", "--nodes", "12", "--json"]
+    reference = ok_json(simulate(*args, "--db", str(tmp_path / "reference.db")))
+    db = tmp_path / "sim.db"
+    interrupted_run(db, Settings("scale-down", nodes=12), at_step=4)
+    resumed = ok_json(simulate(*args, "--db", str(db), "--resume"))
+    assert resumed["resumed"] is True
+    for key in ("nodes_removed", "pods_placed", "forks", "commits", "reverts", "state_digest"):
+        assert resumed[key] == reference[key], key
+
+
+# -- bad input: exit 1, one error line, nothing written -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["scale-sideways"], "unknown scenario 'scale-sideways': choose scale-up or scale-down"),
+        (["scale-up", "--pods", "0"], "--pods must be at least 1"),
+        (["scale-down", "--nodes", "0"], "--nodes must be at least 1"),
+        (
+            ["scale-down", "--gpus-per-node", "4", "--pods-per-node", "5"],
+            "--pods-per-node 5 cannot exceed --gpus-per-node 4",
+        ),
+        (["scale-up", "--gpus-per-node", "2", "--node-groups", "3"], "below one GPU"),
+        (["scale-sideways", "--resume"], "unknown scenario"),
+    ],
+    ids=["scenario", "pods-0", "nodes-0", "pods-per-node", "node-groups", "scenario-resume"],
+)
+def test_impossible_input_writes_nothing(tmp_path: Path, args: list[str], fragment: str) -> None:
+    db = tmp_path / "sim.db"
+    assert_error(simulate(*args, "--db", str(db)), fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_broken_manifest_writes_nothing(tmp_path: Path) -> None:
+    directory = write_manifests(tmp_path / "dump")
+    (directory / "04-broken.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: broken, namespace: default}\n"
+        "spec:\n  containers: oops\n"
+    )
+    db = tmp_path / "sim.db"
+    result = simulate("scale-up", "--db", str(db), "--from", str(directory))
+    assert_error(
+        result, "04-broken.yaml doc 1: Pod default/broken: spec.containers: expected a list"
+    )
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("scenario", ["scale-up", "scale-down"])
+def test_manifests_that_do_not_fit_together_write_nothing(tmp_path: Path, scenario: str) -> None:
+    """Each object valid, but the bound pods' claims missing: refused before the database is
+    opened, so a corrected run can use the same --db."""
+    directory = write_manifests(tmp_path / "dump")
+    (directory / "02-claims.yaml").unlink()
+    db = tmp_path / "sim.db"
+    result = simulate(scenario, "--db", str(db), "--from", str(directory))
+    assert_error(result, "for pod default/running-0: couldn't find ResourceClaim in the snapshot")
+    assert not db.exists()
+
+
+@pytest.fixture
+def finished_db(tmp_path: Path) -> Path:
+    db = tmp_path / "sim.db"
+    ok_json(simulate("scale-up", "--db", str(db), "--pods", "16", "--json"))
+    return db
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["scale-down", "--nodes", "4"], "holds a scale-up run with other settings (scenario: "),
+        (["scale-up", "--pods", "17"], "other settings (pods: 16 there, 17 asked)"),
+        (["scale-up", "--pods", "16"], "holds a finished scale-up run; use another --db"),
+        (["scale-up", "--pods", "16", "--resume"], "holds a finished scale-up run"),
+    ],
+    ids=["other-scenario", "other-settings", "finished", "finished-resume"],
+)
+def test_refused_database_is_unchanged(finished_db: Path, args: list[str], fragment: str) -> None:
+    before = finished_db.read_bytes()
+    assert_error(simulate(*args, "--db", str(finished_db)), fragment)
+    assert finished_db.read_bytes() == before
+
+
+def test_unfinished_run_needs_resume(tmp_path: Path) -> None:
+    db = tmp_path / "sim.db"
+    interrupted_run(db, Settings("scale-down", nodes=8), at_step=3)
+    before = db.read_bytes()
+    result = simulate("scale-down", "--nodes", "8", "--db", str(db))
+    assert_error(result, "holds an unfinished scale-down run: add --resume to continue it")
+    assert db.read_bytes() == before
+
+
+def test_resume_with_nothing_to_resume(tmp_path: Path) -> None:
+    db = tmp_path / "sim.db"
+    Store.open(db, name="other").close()  # the database exists, the named store is empty
+    result = simulate("scale-up", "--pods", "8", "--db", str(db), "--resume")
+    assert_error(result, "nothing to resume: store 'default' in ")
+
+
+def test_resume_with_nothing_to_resume_creates_no_database(tmp_path: Path) -> None:
+    db = tmp_path / "sim.db"
+    result = simulate("scale-up", "--pods", "8", "--db", str(db), "--resume")
+    assert_error(result, "nothing to resume: ")
+    assert not db.exists()
+
+
+def test_database_holding_other_data(tmp_path: Path) -> None:
+    db = tmp_path / "sim.db"
+    with Store.open(db) as store:
+        store.put("Note", "hello", {"text": "not a simulation"})
+    before = db.read_bytes()
+    assert_error(
+        simulate("scale-up", "--pods", "8", "--db", str(db)),
+        "already holds data that is not a drasnap simulation",
+    )
+    assert db.read_bytes() == before
