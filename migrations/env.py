@@ -1,9 +1,12 @@
 """Alembic environment.
 
-drasnap runs migrations in code (``store._sql.upgrade``) and hands its own connection over in
-``config.attributes["connection"]``, so a migration runs inside the caller's transaction: on
-SQLite (with the real-transaction recipe) a migration that fails midway leaves the database as
-it was. The ``alembic`` command line works too, given ``-x url=...`` or ``sqlalchemy.url``.
+drasnap runs migrations in code (``store._sql.prepare_schema``) and hands its own connection
+over in ``config.attributes["connection"]``, so a migration runs inside the caller's
+transaction: on SQLite (with the real-transaction recipe) and on PostgreSQL (transactional DDL)
+a migration that fails midway leaves the database as it was. Batch mode (copy-and-move table
+rebuilds for SQLite's limited ALTER TABLE) is used only on SQLite. The ``alembic`` command line
+works too, given ``-x url=...`` or ``sqlalchemy.url`` (a file path or a URL, as for
+``Store.open``; ``postgresql://`` means psycopg 3).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection, create_engine
 
+from store._sql import parse_target
 from store.tables import metadata
 
 config = context.config
@@ -37,7 +41,7 @@ def run_migrations_online() -> None:
     )
     if not url:
         raise SystemExit("give the database with -x url=sqlite:///path/to/drasnap.db")
-    engine = create_engine(url)
+    engine = create_engine(parse_target(url).url)
     with engine.connect() as conn:
         _run(conn)
         conn.commit()

@@ -1,11 +1,23 @@
 """Engines, the schema check and upgrade, the writer lock, and error translation.
 
-This is the one module that creates engines. For SQLite it installs SQLAlchemy's documented
-recipe for real transactions (the pysqlite driver's own transaction handling is switched off
-on connect, and ``BEGIN`` is emitted when SQLAlchemy begins one), so DDL is transactional and a
-migration that fails midway leaves the database as it was; it sets WAL, ``synchronous`` and a
-busy timeout. Every sqlite3/SQLAlchemy/Alembic exception is translated to a ``StoreError`` by
-:func:`translate`.
+This is the one module that creates engines, and both dialects get the same recipe: the
+driver's own transaction handling is switched off on connect (pysqlite ``isolation_level=None``,
+psycopg ``autocommit``), and ``BEGIN`` is emitted by SQLAlchemy's ``begin`` event, so DDL is
+transactional and a migration that fails midway leaves the database as it was.
+
+- SQLite: WAL, ``synchronous``, a busy timeout, ``query_only`` for readers; writes begin with
+  ``BEGIN IMMEDIATE`` (``conn.info["immediate"]``).
+- PostgreSQL: ``sync`` maps to ``synchronous_commit`` ("off" and "normal": ``off``, which still
+  survives the client process being killed, the contract of "normal"; "full": ``on``), readers
+  get ``default_transaction_read_only``. A single-statement read runs without ``BEGIN``
+  (:func:`one_statement`: one round trip instead of three), a load reads one consistent
+  snapshot (:func:`snapshot`, ``REPEATABLE READ``), and upgrades are serialised by a
+  transaction-level advisory lock (the ``BEGIN IMMEDIATE`` of PostgreSQL). ``psycopg`` (3) is
+  the driver: ``postgresql://`` means ``postgresql+psycopg://``.
+
+Every sqlite3/psycopg/SQLAlchemy/Alembic exception is translated to a ``StoreError`` by
+:func:`translate` (and :func:`connect` for failures to connect, which name the URL without its
+password).
 """
 
 from __future__ import annotations
@@ -75,20 +87,29 @@ def parse_target(target: str | os.PathLike[str]) -> Target:
         if url.database in (None, "", ":memory:"):
             return Target(url, None, "sqlite://(memory)")
         return _sqlite_file(Path(url.database))
-    if backend == "postgresql":
+    if backend in ("postgresql", "postgres"):
+        if "+" not in url.drivername:  # SQLAlchemy's default would be psycopg2
+            url = url.set(drivername="postgresql+psycopg")
         driver = url.get_driver_name()
-        module = {"psycopg": "psycopg", "psycopg2": "psycopg2"}.get(driver, driver)
+        if driver != "psycopg":
+            # (psycopg2 would not do: it cannot see the BEGIN our recipe emits, and would not
+            # commit what follows.)
+            raise MissingDriverError(
+                f"{url.render_as_string(hide_password=True)}: drasnap talks to PostgreSQL "
+                f"through psycopg 3, not {driver}: use postgresql+psycopg://... and install it "
+                "with pip install 'drasnap[postgres]'"
+            )
         try:
-            __import__(module)
+            __import__(driver)
         except ImportError as exc:
             raise MissingDriverError(
-                f"{url.render_as_string(hide_password=True)} needs the {module} driver: "
+                f"{url.render_as_string(hide_password=True)} needs the {driver} driver: "
                 "install it with pip install 'drasnap[postgres]'"
             ) from exc
         return Target(url, None, url.render_as_string(hide_password=True))
     raise NotADatabaseError(
         f"{url.render_as_string(hide_password=True)}: drasnap stores live in SQLite or "
-        "PostgreSQL, not in {backend}"
+        f"PostgreSQL, not in {backend}"
     )
 
 
@@ -109,16 +130,22 @@ def create(target: Target, *, sync: str = "normal", readonly: bool = False) -> E
         engine = create_engine(target.url, poolclass=pool)
         _sqlite_recipe(engine, sync=sync, readonly=readonly)
         return engine
-    engine = create_engine(target.url, poolclass=NullPool)
-    if sync == "off":
-
-        @event.listens_for(engine, "connect")
-        def _pg_connect(dbapi_conn: Any, _record: Any) -> None:
-            with dbapi_conn.cursor() as cur:
-                cur.execute("SET synchronous_commit = off")
-            dbapi_conn.commit()
-
+    connect_args = {} if "connect_timeout" in target.url.query else {"connect_timeout": 10}
+    engine = create_engine(target.url, poolclass=NullPool, connect_args=connect_args)
+    _postgres_recipe(engine, sync=sync, readonly=readonly)
     return engine
+
+
+def connect(engine: Engine, target: Target) -> Connection:
+    """The store's connection; a server that cannot be reached or refuses us is a clear
+    ``DatabaseError`` naming the URL without its password."""
+    try:
+        return engine.connect()
+    except sa_exc.DBAPIError as exc:
+        if target.dialect == "sqlite":
+            raise
+        reason = " ".join(str(exc.orig).split())
+        raise DatabaseError(f"cannot connect to {target.display}: {reason}") from exc
 
 
 def _sqlite_recipe(engine: Engine, *, sync: str, readonly: bool) -> None:
@@ -145,6 +172,61 @@ def _sqlite_recipe(engine: Engine, *, sync: str, readonly: bool) -> None:
         # Writes take the write lock up front: a deferred BEGIN that upgrades later can fail
         # with SQLITE_BUSY at once instead of waiting for busy_timeout.
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("immediate") else "BEGIN")
+
+
+def _postgres_recipe(engine: Engine, *, sync: str, readonly: bool) -> None:
+    synchronous_commit = "on" if sync == "full" else "off"
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _record: Any) -> None:
+        if dbapi_conn.info.transaction_status:  # not idle: SQLAlchemy's first-connect probe
+            dbapi_conn.rollback()
+        dbapi_conn.autocommit = True  # the begin event below emits BEGIN instead
+        with dbapi_conn.cursor() as cur:
+            cur.execute(
+                "SELECT set_config('synchronous_commit', %s, false), "
+                "set_config('default_transaction_read_only', %s, false)",
+                (synchronous_commit, "on" if readonly else "off"),
+            )
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        statement = conn.info.get(_PG_BEGIN, "BEGIN")
+        if statement:
+            conn.exec_driver_sql(statement)
+
+
+_PG_BEGIN = "drasnap.pg_begin"
+
+
+@contextlib.contextmanager
+def _pg_begin(conn: Connection, statement: str) -> Iterator[None]:
+    if conn.dialect.name != "postgresql":
+        yield
+        return
+    previous = conn.info.get(_PG_BEGIN)
+    conn.info[_PG_BEGIN] = statement
+    try:
+        yield
+    finally:
+        if previous is None:
+            del conn.info[_PG_BEGIN]
+        else:
+            conn.info[_PG_BEGIN] = previous
+
+
+def one_statement(conn: Connection) -> contextlib.AbstractContextManager[None]:
+    """Around ``with conn.begin():`` holding one read statement: on PostgreSQL it then runs in
+    autocommit (one round trip, no BEGIN/COMMIT); SQLite is left as it is."""
+    return _pg_begin(conn, "")
+
+
+def snapshot(conn: Connection) -> contextlib.AbstractContextManager[None]:
+    """Around ``with conn.begin():`` whose reads must see one state: on PostgreSQL a
+    ``REPEATABLE READ`` transaction (under the default READ COMMITTED every statement would
+    see the latest commit, so a reader racing a checkpoint could mix two). A SQLite read
+    transaction is one snapshot already."""
+    return _pg_begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
 
 
 @contextlib.contextmanager
@@ -197,9 +279,15 @@ def prepare_schema(
         tables = set(inspect(connection).get_table_names())
         current = MigrationContext.configure(connection).get_current_revision()
     if current is None and tables and not tables <= (_OUR_TABLES | {"alembic_version"}):
+        hint = ""
+        if target.dialect == "postgresql":
+            hint = (
+                "; give drasnap a database or a schema of its own (CREATE SCHEMA drasnap, then "
+                "?options=-csearch_path%3Ddrasnap in the URL)"
+            )
         raise NotADatabaseError(
             f"{target.display} is not a drasnap database (it holds other tables: "
-            f"{', '.join(sorted(tables)[:5])})"
+            f"{', '.join(sorted(tables)[:5])}){hint}"
         )
     if current is not None:
         try:
@@ -221,6 +309,14 @@ def prepare_schema(
     connection.info["immediate"] = True
     try:
         with connection.begin():
+            if target.dialect == "postgresql":
+                # Writers opening a fresh database at once: the first upgrades, the others
+                # wait here, then find the schema at head (each statement sees the latest
+                # commit) and do nothing.
+                connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:k)"),
+                    {"k": _pg_lock_key("migrate", _pg_schema(connection))},
+                )
             command.upgrade(cfg, "head")
     except Exception as exc:
         raise DatabaseError(
@@ -245,20 +341,22 @@ class WriterLock:
         self._name = name
         self._file: IO[bytes] | None = None
         self._pg_key: int | None = None
+        self._pg_held = False
 
     def acquire(self, connection: Connection) -> bool:
         """Take the lock; False if another process (or another open store) holds it."""
         if self._target.dialect == "postgresql":
-            key = int.from_bytes(
-                hashlib.blake2b(self._name.encode(), digest_size=8).digest(), "big"
-            )
-            key -= 2**63  # advisory locks take a signed bigint
-            got = connection.execute(
-                text("SELECT pg_try_advisory_lock(:k)"), {"k": key}
-            ).scalar_one()
-            connection.commit()
-            if got:
-                self._pg_key = key
+            # Advisory locks are per database, but not per schema: two stores of one name in
+            # two schemas of a database must not share a key, so the schema is part of it.
+            key = self._pg_key
+            with one_statement(connection), connection.begin():
+                if key is None:
+                    key = _pg_lock_key("store", _pg_schema(connection), self._name)
+                got = connection.execute(
+                    text("SELECT pg_try_advisory_lock(:k)"), {"k": key}
+                ).scalar_one()
+            self._pg_key = key
+            self._pg_held = bool(got)
             return bool(got)
         if self._target.path is None:
             return True  # in-memory SQLite: nobody else can see it
@@ -283,11 +381,45 @@ class WriterLock:
                 fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
             self._file.close()
             self._file = None
-        if self._pg_key is not None and connection is not None:
-            with contextlib.suppress(sa_exc.SQLAlchemyError):
+        if self._pg_held and connection is not None:
+            # (Closing the connection releases it too: this is for tidiness.)
+            with (
+                contextlib.suppress(sa_exc.SQLAlchemyError),
+                one_statement(connection),
+                connection.begin(),
+            ):
                 connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self._pg_key})
-                connection.commit()
-            self._pg_key = None
+        self._pg_held = False
+
+
+def _pg_schema(connection: Connection) -> str:
+    """The schema our tables live in (the first of the search path that exists)."""
+    return str(connection.exec_driver_sql("SELECT current_schema()").scalar())
+
+
+def _pg_lock_key(*parts: str) -> int:
+    """A signed 64-bit advisory lock key for ``parts`` (length-prefixed, so unambiguous)."""
+    text_key = "drasnap" + "".join(f"|{len(p)}:{p}" for p in parts)
+    digest = hashlib.blake2b(text_key.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") - 2**63
+
+
+# A killed holder's PostgreSQL session ends (and frees its lock) once the server notices the
+# dropped connection, usually within milliseconds; a writer reopening at once waits that long.
+STALE_LOCK_WAIT = 5.0
+
+
+def holder_is_gone(pid: int | None, host: str | None) -> bool:
+    """True when the recorded holder is a process on this host that no longer exists."""
+    if pid is None or host != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def locked_error(name: str, display: str, pid: int | None, host: str | None) -> StoreLockedError:

@@ -142,7 +142,8 @@ class Store:
         ``checkpoint_interval`` (30.0 seconds of work; None = never by time),
         ``checkpoint_on_base_commit`` (True), ``max_pending`` (200,000 journal entries),
         ``sync`` ("normal": a checkpoint survives the process being killed; "full": also a
-        power cut; "off": neither, for throw-away runs).
+        power cut; "off": neither, for throw-away runs; on PostgreSQL "full" is
+        ``synchronous_commit=on`` and the others ``off``, which survives a killed client).
 
         Raises:
             NotADatabaseError: the target is a directory or not a drasnap database.
@@ -176,7 +177,7 @@ class Store:
         store._engine = engine
         try:
             with _sql.translate(target_info, f"opening store {name!r}"):
-                store._conn = engine.connect()
+                store._conn = _sql.connect(engine, target_info)
                 store._attach(script_location, journal_on=bool(settings["journal"]))
         except BaseException:
             store._teardown()
@@ -184,6 +185,46 @@ class Store:
         store._closed = False
         store._blocked = readonly
         return store
+
+    @classmethod
+    def drop(cls, target: str | os.PathLike[str], *, name: str) -> bool:
+        """Delete the store ``name`` from ``target`` with everything it holds (its base, layers
+        and journal), in one transaction. Returns False when there was no such store.
+
+        Raises:
+            StoreLockedError: a writer has the store open.
+            NotADatabaseError, SchemaVersionError, DatabaseError: as for :meth:`open`.
+        """
+        _check_settings(dict(_OPTIONS), name)
+        target_info = _sql.parse_target(target)
+        if target_info.path is not None and not target_info.path.exists():
+            return False
+        engine = _sql.create(target_info)
+        conn: Connection | None = None
+        lock: _sql.WriterLock | None = None
+        try:
+            with _sql.translate(target_info, f"dropping store {name!r}"):
+                conn = _sql.connect(engine, target_info)
+                _sql.prepare_schema(conn, target_info, readonly=True)
+                with conn.begin():
+                    row = persist.find_store(conn, name)
+                if row is None:
+                    return False
+                lock = _take_lock(conn, target_info, name)
+                conn.info["immediate"] = True
+                try:
+                    with conn.begin():
+                        persist.drop_store(conn, row.id)
+                finally:
+                    conn.info["immediate"] = False
+                return True
+        finally:
+            if lock is not None:
+                lock.release(conn)
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.close()
+            engine.dispose()
 
     def _attach(self, script_location: Path | None, *, journal_on: bool) -> None:
         conn = self._conn
@@ -205,15 +246,8 @@ class Store:
             finally:
                 conn.info["immediate"] = False
         if not self._readonly:
-            lock = _sql.WriterLock(target, self._name)
-            if not lock.acquire(conn):
-                with conn.begin():
-                    holder = persist.find_store(conn, self._name)
-                raise _sql.locked_error(
-                    self._name, target.display, holder.holder_pid, holder.holder_host
-                )
-            self._lock = lock
-        with conn.begin():
+            self._lock = _take_lock(conn, target, self._name)
+        with _sql.snapshot(conn), conn.begin():
             row = persist.find_store(conn, self._name)
             loaded = persist.load(conn, row, with_base=self._bounded is None)
         if not self._readonly:
@@ -483,9 +517,14 @@ class Store:
             assert self._conn is not None
             with _sql.translate(self._require_target(), "counting the base layer"):
                 count = persist.read_base_count(self._conn, self._store_id)
-                for ck, value in self._base_pending.items():
-                    in_sql = persist.read_base_value(self._conn, self._store_id, *ck) is not ABSENT
-                    count += (value is not TOMBSTONE) - in_sql
+                pending = self._base_pending
+                in_sql = (
+                    persist.read_base_present(self._conn, self._store_id, list(pending))
+                    if pending
+                    else set()
+                )
+                for ck, value in pending.items():
+                    count += (value is not TOMBSTONE) - (ck in in_sql)
             return count
         count = sum(len(kc) for kc in self._values.values())
         for ck, prev in below.items():
@@ -789,6 +828,22 @@ class Store:
     def _require_target(self) -> _sql.Target:
         assert self._target is not None
         return self._target
+
+
+def _take_lock(conn: Connection, target: _sql.Target, name: str) -> _sql.WriterLock:
+    """The writer lock of store ``name``, or ``StoreLockedError`` naming its holder."""
+    lock = _sql.WriterLock(target, name)
+    deadline = _monotonic() + _sql.STALE_LOCK_WAIT
+    while not lock.acquire(conn):
+        with conn.begin():
+            holder = persist.find_store(conn, name)
+        pid, host = (holder.holder_pid, holder.holder_host) if holder else (None, None)
+        # A holder killed a moment ago may still hold it on PostgreSQL, until the server
+        # notices the dropped connection: wait for that, not for a live holder.
+        if not _sql.holder_is_gone(pid, host) or _monotonic() > deadline:
+            raise _sql.locked_error(name, target.display, pid, host)
+        time.sleep(0.02)
+    return lock
 
 
 def _check_settings(settings: dict[str, Any], name: str) -> None:

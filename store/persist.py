@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, and_, bindparam, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql
 
+from store._sql import one_statement
 from store.codec import EMPTY_DIGEST, decode, encode, entry_hash, format_digest, parse_digest
 from store.interface import ABSENT, MISS, TOMBSTONE
-from store.tables import entries, layers, stores
+from store.tables import entries, journal, layers, stores
 
 if TYPE_CHECKING:
     from store.durable import Store, _Layer
@@ -113,6 +115,12 @@ _BASE_KINDS = (
     .where(entries.c.store_id == bindparam("s"), entries.c.depth == 0)
     .distinct()
 )
+_BASE_PRESENT = select(entries.c.key).where(
+    entries.c.store_id == bindparam("s"),
+    entries.c.kind == bindparam("k"),
+    entries.c.key.in_(bindparam("ys", expanding=True)),
+    entries.c.depth == 0,
+)
 _BASE_COUNT = select(func.count()).where(entries.c.store_id == bindparam("s"), entries.c.depth == 0)
 
 
@@ -135,17 +143,26 @@ def find_store(conn: Connection, name: str) -> Any:
 
 
 def create_store(conn: Connection, name: str, *, journal_on: bool) -> None:
-    conn.execute(
-        insert(stores).values(
-            name=name,
-            created_at=time.time(),
-            depth=0,
-            next_seq=1,
-            next_layer=1,
-            state_digest=EMPTY_DIGEST,
-            journal=journal_on,
+    values = {
+        "name": name,
+        "created_at": time.time(),
+        "depth": 0,
+        "next_seq": 1,
+        "next_layer": 1,
+        "state_digest": EMPTY_DIGEST,
+        "journal": journal_on,
+    }
+    if conn.dialect.name == "postgresql":
+        # Two writers creating one name at once: the second's insert waits for the first and
+        # then does nothing (it goes on to find the store locked), where a plain INSERT would
+        # fail on the unique name. SQLite serialises the two with BEGIN IMMEDIATE instead.
+        conn.execute(
+            postgresql.insert(stores)
+            .values(**values)
+            .on_conflict_do_nothing(index_elements=["name"])
         )
-    )
+        return
+    conn.execute(insert(stores).values(**values))
 
 
 def claim_store(conn: Connection, store_id: int, *, pid: int, host: str, journal_on: bool) -> None:
@@ -160,6 +177,13 @@ def release_store(conn: Connection, store_id: int) -> None:
     conn.execute(
         update(stores).where(stores.c.id == store_id).values(holder_pid=None, holder_host=None)
     )
+
+
+def drop_store(conn: Connection, store_id: int) -> None:
+    """Delete a store and everything it holds (inside the caller's transaction)."""
+    for table in (journal, entries, layers):
+        conn.execute(delete(table).where(table.c.store_id == store_id))
+    conn.execute(delete(stores).where(stores.c.id == store_id))
 
 
 def load(conn: Connection, row: Any, *, with_base: bool) -> Loaded:
@@ -195,25 +219,41 @@ def load(conn: Connection, row: Any, *, with_base: bool) -> Loaded:
 
 def read_base_value(conn: Connection, store_id: int, kind: str, key: str) -> Any:
     """The base-layer value of one key in SQL, or ABSENT."""
-    with conn.begin():
+    with one_statement(conn), conn.begin():
         text = conn.execute(_BASE_VALUE, {"s": store_id, "k": kind, "y": key}).scalar()
     return ABSENT if text is None else decode(text)
 
 
 def read_base_items(conn: Connection, store_id: int, kind: str) -> dict[str, Any]:
-    with conn.begin():
+    with one_statement(conn), conn.begin():
         rows = conn.execute(_BASE_ITEMS, {"s": store_id, "k": kind}).all()
     return {key: decode(value) for key, value in rows}
 
 
 def read_base_kinds(conn: Connection, store_id: int) -> set[str]:
-    with conn.begin():
+    with one_statement(conn), conn.begin():
         return set(conn.execute(_BASE_KINDS, {"s": store_id}).scalars())
 
 
 def read_base_count(conn: Connection, store_id: int) -> int:
-    with conn.begin():
+    with one_statement(conn), conn.begin():
         return int(conn.execute(_BASE_COUNT, {"s": store_id}).scalar_one())
+
+
+def read_base_present(conn: Connection, store_id: int, keys: Sequence[Key]) -> set[Key]:
+    """Which of ``keys`` have a row in the base layer in SQL (batched: one query per chunk)."""
+    by_kind: dict[str, list[str]] = {}
+    for kind, key in keys:
+        by_kind.setdefault(kind, []).append(key)
+    found: set[Key] = set()
+    with conn.begin():
+        for kind, names in by_kind.items():
+            for start in range(0, len(names), _CHUNK):
+                rows = conn.execute(
+                    _BASE_PRESENT, {"s": store_id, "k": kind, "ys": names[start : start + _CHUNK]}
+                )
+                found.update((kind, key) for (key,) in rows)
+    return found
 
 
 def _resolved_encoded(
@@ -276,8 +316,10 @@ def flush(st: Store, conn: Connection, *, checkpoint_row: bool) -> None:
 
     # The digest moves by the entries whose effective value changed since the last flush.
     unknown = [ck for ck, old in st._touched.items() if old is MISS]
-    with conn.begin():
-        old_sql = _resolved_encoded(conn, sid, unknown) if unknown else {}
+    old_sql: dict[Key, str | None] = {}
+    if unknown:  # (an empty transaction would still cost two round trips on PostgreSQL)
+        with conn.begin():
+            old_sql = _resolved_encoded(conn, sid, unknown)
     total = st._digest
     for ck, old in st._touched.items():
         new = st._effective(ck)

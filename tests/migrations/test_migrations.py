@@ -1,18 +1,20 @@
-"""The schema comes only from the Alembic migrations, and they behave on real databases."""
+"""The schema comes only from the Alembic migrations, and they behave on real databases: SQLite
+files and PostgreSQL (a fresh schema per test, see ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, inspect
+from sqlalchemy.pool import NullPool
 
 from store import DatabaseError, SchemaVersionError, Store
 from store._sql import MIGRATIONS_DIR, alembic_config
+from tests.conftest import Database
 
 
 def head() -> str:
@@ -22,60 +24,80 @@ def head() -> str:
     return rev
 
 
-def tables(path: Path) -> set[str]:
-    with sqlite3.connect(path) as conn:
-        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-    return {r[0] for r in rows}
+def tables(database: Database) -> set[str]:
+    engine = create_engine(database.url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            return set(inspect(conn).get_table_names())
+    finally:
+        engine.dispose()
 
 
-def version(path: Path) -> str | None:
-    with sqlite3.connect(path) as conn:
-        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-    return row[0] if row else None
+def columns(database: Database, table: str) -> list[str]:
+    engine = create_engine(database.url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            return [c["name"] for c in inspect(conn).get_columns(table)]
+    finally:
+        engine.dispose()
 
 
-def test_open_upgrades_an_empty_file_to_head(db_path: Path) -> None:
-    Store.open(db_path).close()
-    assert {"stores", "layers", "entries", "journal", "alembic_version"} <= tables(db_path)
-    assert version(db_path) == head()
+def version(database: Database) -> str | None:
+    rows = database.sql("SELECT version_num FROM alembic_version")
+    return rows[0][0] if rows else None
 
 
-def test_downgrade_to_base_and_up_again(db_path: Path) -> None:
-    with Store.open(db_path) as store:
+def test_open_upgrades_an_empty_database_to_head(database: Database) -> None:
+    Store.open(database.target).close()
+    assert {"stores", "layers", "entries", "journal", "alembic_version"} <= tables(database)
+    assert version(database) == head()
+
+
+def test_downgrade_to_base_and_up_again(database: Database) -> None:
+    with Store.open(database.target) as store:
         store.put("k", "a", 1)
-    engine = create_engine(f"sqlite:///{db_path}")
+    engine = create_engine(database.url, poolclass=NullPool)
     with engine.begin() as conn:
         command.downgrade(alembic_config(conn), "base")
-    assert tables(db_path) == {"alembic_version"}
+    assert tables(database) == {"alembic_version"}
     with engine.begin() as conn:
         command.upgrade(alembic_config(conn), "head")
     engine.dispose()
-    assert version(db_path) == head()
-    with Store.open(db_path) as store:
+    assert version(database) == head()
+    with Store.open(database.target) as store:
         assert store.items("k") == {}  # downgrading dropped the data, and up made it anew
 
 
-def test_models_and_migrations_do_not_drift(db_path: Path) -> None:
-    Store.open(db_path).close()
-    engine = create_engine(f"sqlite:///{db_path}")
+def test_models_and_migrations_do_not_drift(database: Database) -> None:
+    Store.open(database.target).close()
+    engine = create_engine(database.url, poolclass=NullPool)
     with engine.connect() as conn:
         command.check(alembic_config(conn))  # raises if autogenerate would emit anything
     engine.dispose()
 
 
-def test_newer_revision_is_refused_without_change(db_path: Path) -> None:
-    with Store.open(db_path) as store:
+def test_newer_revision_is_refused_without_change(database: Database) -> None:
+    with Store.open(database.target) as store:
         store.put("k", "a", {"v": 1})
-    with sqlite3.connect(db_path) as conn:
-        conn.execute("UPDATE alembic_version SET version_num = 'ffff-from-the-future'")
-    before = (tables(db_path), version(db_path))
+    database.sql("UPDATE alembic_version SET version_num = 'ffff-from-the-future'")
+    before = (tables(database), version(database))
     with pytest.raises(SchemaVersionError, match="written by a newer drasnap"):
-        Store.open(db_path)
+        Store.open(database.target)
     with pytest.raises(SchemaVersionError):
-        Store.open(db_path, readonly=True)
-    assert (tables(db_path), version(db_path)) == before
-    with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT value FROM entries").fetchall() == [('{"v":1}',)]
+        Store.open(database.target, readonly=True)
+    assert (tables(database), version(database)) == before
+    assert database.sql("SELECT value FROM entries") == [('{"v":1}',)]
+
+
+def test_reader_of_an_old_schema_is_told_to_upgrade(database: Database) -> None:
+    with Store.open(database.target) as store:
+        store.put("k", "a", 1)
+    engine = create_engine(database.url, poolclass=NullPool)
+    with engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "base")
+    engine.dispose()
+    with pytest.raises(SchemaVersionError, match="open it once for writing to upgrade it"):
+        Store.open(database.target, readonly=True)
 
 
 FAILING_MIGRATION = '''
@@ -100,19 +122,19 @@ def downgrade() -> None:
 '''
 
 
-def test_failing_migration_leaves_the_database_untouched(db_path: Path, tmp_path: Path) -> None:
-    with Store.open(db_path) as store:
+def test_failing_migration_leaves_the_database_untouched(
+    database: Database, tmp_path: Path
+) -> None:
+    with Store.open(database.target) as store:
         store.put("k", "a", 1)
     scripts = tmp_path / "migrations"
     shutil.copytree(MIGRATIONS_DIR, scripts, ignore=shutil.ignore_patterns("__pycache__"))
     (scripts / "versions" / "0099_broken.py").write_text(FAILING_MIGRATION.format(down=head()))
-    before = tables(db_path)
+    before = tables(database)
     with pytest.raises(DatabaseError, match="nothing was changed: boom"):
-        Store.open(db_path, _script_location=scripts)
-    assert tables(db_path) == before
-    assert version(db_path) == head()
-    with sqlite3.connect(db_path) as conn:
-        columns = [r[1] for r in conn.execute("PRAGMA table_info(stores)")]
-    assert "extra" not in columns
-    with Store.open(db_path) as store:
+        Store.open(database.target, _script_location=scripts)
+    assert tables(database) == before
+    assert version(database) == head()
+    assert "extra" not in columns(database, "stores")
+    with Store.open(database.target) as store:
         assert store.get("k", "a") == 1

@@ -59,7 +59,7 @@ class DraBackend:
         return self.reopen(snap)
 
     def reopen(self, snap: DraSnapshot) -> DraSnapshot:
-        if self.backend.name != "sqlite-reopen":
+        if not self.backend.name.endswith("-reopen"):
             return snap
         from snapshot.dra import DraSnapshot
 

@@ -1,6 +1,7 @@
 """Child process of the crash test: runs a seeded random operation sequence on a Store.
 
-``python -m tests.store.crash_worker DB SEED N`` prints ``ready`` once the store is open, then
+``python -m tests.store.crash_worker DB SEED N [NAME]`` (DB: a file or a URL; NAME: the store,
+"default" if not given) prints ``ready`` once the store is open, then
 ``ckpt I`` each time an explicit checkpoint after operation I has returned. The parent kills it
 with SIGKILL at a random moment. ``operations(seed, n)`` is shared with the parent, which replays
 the same sequence on a MemoryStore to know every state the child passed through.
@@ -55,7 +56,8 @@ def apply(store: Store | MemoryStore, op: tuple[Any, ...]) -> None:
 
 def main() -> None:
     db, seed, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    store = Store.open(db, checkpoint_interval=0.05)
+    name = sys.argv[4] if len(sys.argv) > 4 else "default"
+    store = Store.open(db, name=name, checkpoint_interval=0.05)
     print("ready", flush=True)
     for i, op in enumerate(operations(seed, n)):
         apply(store, op)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from store import (
+    DatabaseError,
     InvalidValueError,
     MissingDriverError,
     NotADatabaseError,
@@ -17,6 +20,13 @@ from store import (
     Store,
     StoreClosedError,
     StoreNotFoundError,
+)
+from store._sql import parse_target
+from tests.conftest import Database
+
+needs_psycopg = pytest.mark.skipif(
+    importlib.util.find_spec("psycopg") is None,
+    reason="needs psycopg: pip install -e '.[postgres]'",
 )
 
 
@@ -90,9 +100,64 @@ def test_foreign_sqlite_database_is_left_alone(tmp_path: Path) -> None:
     assert names == {"users"}
 
 
-def test_postgres_url_without_its_driver() -> None:
+def test_postgres_url_without_its_driver(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(MissingDriverError, match=r"pip install 'drasnap\[postgres\]'"):
         Store.open("postgresql+nosuchdriver://localhost/test")
+    with pytest.raises(MissingDriverError, match=r"through psycopg 3, not psycopg2"):
+        Store.open("postgresql+psycopg2://localhost/test")
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    with pytest.raises(
+        MissingDriverError,
+        match=r"postgresql\+psycopg://u:\*\*\*@localhost/test needs the psycopg driver: "
+        r"install it with pip install 'drasnap\[postgres\]'",
+    ):
+        Store.open("postgresql+psycopg://u:secret@localhost/test")
+
+
+def test_postgres_url_without_a_driver_means_psycopg() -> None:
+    if importlib.util.find_spec("psycopg") is None:
+        with pytest.raises(MissingDriverError, match="needs the psycopg driver"):
+            parse_target("postgresql://u@localhost/test")
+        return
+    target = parse_target("postgresql://u:pw@localhost/test")
+    assert target.url.drivername == "postgresql+psycopg"
+    assert target.display == "postgresql+psycopg://u:***@localhost/test"
+
+
+@needs_psycopg
+def test_postgres_server_not_answering() -> None:
+    # Nothing listens on port 1: connection refused, at once.
+    with pytest.raises(DatabaseError, match="cannot connect to") as info:
+        Store.open("postgresql+psycopg://someone:s3cret@127.0.0.1:1/test")
+    message = str(info.value)
+    assert "postgresql+psycopg://someone:***@127.0.0.1:1/test" in message
+    assert "Connection refused" in message
+    assert "s3cret" not in message
+
+
+@pytest.mark.postgres
+def test_postgres_unknown_role_and_database(postgres_url: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(postgres_url)
+    with pytest.raises(DatabaseError, match=r"cannot connect to .*nosuchrole_x.*does not exist"):
+        Store.open(url.set(username="nosuchrole_x", password="pw").render_as_string(False))
+    with pytest.raises(DatabaseError, match=r"cannot connect to .*no_such_db_x.*does not exist"):
+        Store.open(url.set(database="no_such_db_x").render_as_string(hide_password=False))
+
+
+@pytest.mark.postgres
+def test_foreign_postgres_schema_is_left_alone(fresh_postgres_url: str) -> None:
+    database = Database("postgres", fresh_postgres_url, fresh_postgres_url)
+    database.sql("CREATE TABLE users (id INTEGER PRIMARY KEY)")
+    with pytest.raises(
+        NotADatabaseError, match=r"not a drasnap database .*users.*a schema of its own"
+    ):
+        Store.open(fresh_postgres_url)
+    names = database.sql(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+    )
+    assert names == [("users",)]
 
 
 def test_unknown_option_and_bad_values(db_path: Path) -> None:
@@ -106,8 +171,8 @@ def test_unknown_option_and_bad_values(db_path: Path) -> None:
         Store.open(db_path, name="")
 
 
-def test_closed_store(db_path: Path) -> None:
-    store = Store.open(db_path)
+def test_closed_store(database: Database) -> None:
+    store = Store.open(database.target)
     store.close()
     store.close()  # idempotent
     with pytest.raises(StoreClosedError, match=r"Cannot put into a closed store \('default'\)"):
@@ -120,10 +185,10 @@ def test_closed_store(db_path: Path) -> None:
         store.get("k", "a")
 
 
-def test_read_only_store_refuses_writes(db_path: Path) -> None:
-    with Store.open(db_path) as store:
+def test_read_only_store_refuses_writes(database: Database) -> None:
+    with Store.open(database.target) as store:
         store.put("k", "a", 1)
-    with Store.open(db_path, readonly=True) as reader:
+    with Store.open(database.target, readonly=True) as reader:
         assert reader.get("k", "a") == 1
         for call in (
             lambda: reader.put("k", "b", 2),
@@ -136,7 +201,7 @@ def test_read_only_store_refuses_writes(db_path: Path) -> None:
                 call()
 
 
-def test_read_only_open_of_a_missing_store(db_path: Path) -> None:
-    Store.open(db_path).close()
+def test_read_only_open_of_a_missing_store(database: Database) -> None:
+    Store.open(database.target).close()
     with pytest.raises(StoreNotFoundError, match="no store named 'other'"):
-        Store.open(db_path, name="other", readonly=True)
+        Store.open(database.target, name="other", readonly=True)

@@ -3,7 +3,8 @@
 A spec "patch" is one layer of ours: cases about a single patch are built in a forked layer
 (depth 1), so tombstones are real entries there. Layers are given base first; a value of DEL
 is a Delete (⊘). Checks go through the public API only (get, items, in_current_layer,
-layers() entry counts), after the store is reopened for the sqlite-reopen backend.
+layers() entry counts), after the store is reopened for the sqlite-reopen and postgres-reopen
+backends.
 """
 
 from __future__ import annotations

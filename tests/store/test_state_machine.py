@@ -2,18 +2,28 @@
 
 Fork, put, delete, commit, revert, checkpoint and close-and-reopen in any order; after every
 step the effective state, the depth, the layer labels, ``in_current_layer`` and the state digest
-must agree. Runs with an unbounded cache and with a tiny bounded one (reads fall through to SQL).
+must agree. Runs on SQLite and PostgreSQL, each with an unbounded cache and with a tiny bounded
+one (reads fall through to SQL).
 """
 
 from __future__ import annotations
 
+import secrets
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import HealthCheck, settings
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from store import MemoryStore, Store
 
@@ -30,17 +40,25 @@ VALUES = st.recursive(
 
 class StoreMachine(RuleBasedStateMachine):
     options: ClassVar[dict[str, Any]] = {}
+    # Where each example's store lives: a function giving (target, store name, cleanup). The
+    # default is a SQLite file in a new temporary folder.
+    place: ClassVar[Any] = None
 
     def __init__(self) -> None:
         super().__init__()
-        self.tmp = tempfile.TemporaryDirectory()
-        self.path = Path(self.tmp.name) / "machine.db"
+        if self.place is None:
+            tmp = tempfile.TemporaryDirectory()
+            self.target: str | Path = Path(tmp.name) / "machine.db"
+            self.name = "default"
+            self.cleanup: Callable[[], None] = tmp.cleanup
+        else:
+            self.target, self.name, self.cleanup = self.place()
         self.model = MemoryStore()
-        self.store = Store.open(self.path, **self.options)
+        self.store = Store.open(self.target, name=self.name, **self.options)
 
     def teardown(self) -> None:
         self.store.close()
-        self.tmp.cleanup()
+        self.cleanup()
 
     @rule(kind=KINDS, key=KEYS, value=VALUES)
     def put(self, kind: str, key: str, value: Any) -> None:
@@ -71,7 +89,7 @@ class StoreMachine(RuleBasedStateMachine):
     @rule()
     def reopen(self) -> None:
         self.store.close()
-        self.store = Store.open(self.path, **self.options)
+        self.store = Store.open(self.target, name=self.name, **self.options)
 
     @precondition(lambda self: self.store.depth > 0)
     @rule(kind=KINDS, key=KEYS)
@@ -95,17 +113,30 @@ class StoreMachine(RuleBasedStateMachine):
         assert self.store.state_digest() == self.model.state_digest()
 
 
-class BoundedStoreMachine(StoreMachine):
-    options: ClassVar[dict[str, Any]] = {"cache_size": 2}
-
-
 _settings = settings(
     max_examples=40,
     stateful_step_count=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-TestStoreMachine = StoreMachine.TestCase
-TestStoreMachine.settings = _settings
-TestBoundedStoreMachine = BoundedStoreMachine.TestCase
-TestBoundedStoreMachine.settings = _settings
+
+CACHES = [pytest.param({}, id="unbounded"), pytest.param({"cache_size": 2}, id="bounded")]
+
+
+@pytest.mark.parametrize("options", CACHES)
+def test_store_machine_sqlite(options: dict[str, Any]) -> None:
+    machine = type("SqliteMachine", (StoreMachine,), {"options": options})
+    run_state_machine_as_test(machine, settings=_settings)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("options", CACHES)
+def test_store_machine_postgres(options: dict[str, Any], postgres_url: str) -> None:
+    def place() -> tuple[str, str, Callable[[], None]]:
+        # A new store per example in the session's schema (dropped with the schema).
+        return postgres_url, f"machine-{secrets.token_hex(6)}", lambda: None
+
+    machine = type(
+        "PostgresMachine", (StoreMachine,), {"options": options, "place": staticmethod(place)}
+    )
+    run_state_machine_as_test(machine, settings=_settings)

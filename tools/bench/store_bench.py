@@ -4,10 +4,17 @@ Every row is the median µs per operation over repeated runs in this process; th
 SQLite Store / MemoryStore. Values are ~1 KB claim-like dicts. The SQLite store uses its
 defaults (journal on, unbounded cache) unless the row says otherwise, on a file in a
 temporary directory.
+
+With ``postgres_url`` the same rows also run, in the same process, on a PostgreSQL Store (same
+defaults), in a store of a unique name that is dropped afterwards; its ratio is PostgreSQL
+Store / MemoryStore.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
+import socket
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -74,35 +81,66 @@ class Row:
     operation: str
     memory_us: float | None
     sqlite_us: float | None
+    postgres_us: float | None = None
 
     @property
     def ratio(self) -> float | None:
-        if self.memory_us is None or self.sqlite_us is None or self.memory_us == 0:
-            return None
-        return self.sqlite_us / self.memory_us
+        return _ratio(self.sqlite_us, self.memory_us)
+
+    @property
+    def postgres_ratio(self) -> float | None:
+        return _ratio(self.postgres_us, self.memory_us)
+
+
+def _ratio(us: float | None, memory_us: float | None) -> float | None:
+    if memory_us is None or us is None or memory_us == 0:
+        return None
+    return us / memory_us
+
+
+@dataclass
+class Stores:
+    """The stores one group of rows runs on: PostgreSQL only with ``--postgres-url``."""
+
+    memory: MemoryStore
+    sqlite: Store
+    postgres: Store | None
+
+    def durable(self) -> list[Store | None]:
+        return [self.sqlite, self.postgres]
 
 
 @contextmanager
-def stores(keys: int, **options: Any) -> Iterator[tuple[MemoryStore, Store]]:
-    """A MemoryStore and a checkpointed SQLite Store, both holding ``keys`` claims."""
+def stores(keys: int, postgres_url: str | None = None, **options: Any) -> Iterator[Stores]:
+    """A MemoryStore and checkpointed SQLite (and PostgreSQL) Stores, holding ``keys`` claims.
+
+    The PostgreSQL store has a name of its own (host, pid, random) and is dropped afterwards.
+    """
     with tempfile.TemporaryDirectory() as tmp:
-        memory = MemoryStore()
-        sqlite = Store.open(Path(tmp) / "bench.db", **options)
-        values = [claim_like(i) for i in range(keys)]
-        for s in (memory, sqlite):
-            for i, v in enumerate(values):
-                s.put("claims", f"default/claim-{i}", v)
-            s.checkpoint()
+        opened = Stores(MemoryStore(), Store.open(Path(tmp) / "bench.db", **options), None)
+        pg_name = f"bench-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
         try:
-            yield memory, sqlite
+            if postgres_url is not None:
+                opened.postgres = Store.open(postgres_url, name=pg_name, **options)
+            values = [claim_like(i) for i in range(keys)]
+            for s in (opened.memory, *opened.durable()):
+                if s is None:
+                    continue
+                for i, v in enumerate(values):
+                    s.put("claims", f"default/claim-{i}", v)
+                s.checkpoint()
+            yield opened
         finally:
-            sqlite.close()
+            opened.sqlite.close()
+            if opened.postgres is not None:
+                opened.postgres.close()
+                assert postgres_url is not None
+                Store.drop(postgres_url, name=pg_name)
 
 
-def _both(
-    name: str, memory: MemoryStore, sqlite: Store, measure: Callable[[AnyStore], float]
-) -> Row:
-    return Row(name, measure(memory), measure(sqlite))
+def _both(name: str, on: Stores, measure: Callable[[AnyStore], float]) -> Row:
+    pg = on.postgres
+    return Row(name, measure(on.memory), measure(on.sqlite), None if pg is None else measure(pg))
 
 
 def fork_revert(s: AnyStore) -> float:
@@ -116,20 +154,21 @@ def fork_revert(s: AnyStore) -> float:
 
 
 def run(
-    quick: bool = False, progress: Callable[[str], None] = lambda _: None
+    quick: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
+    postgres_url: str | None = None,
 ) -> tuple[list[Row], str]:
-    """Measure every row; returns them and the database the SQLite store ran on."""
+    """Measure every row; returns them and the database(s) the durable stores ran on."""
     rows: list[Row] = []
     sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
     for size in sizes:
         progress(f"fork+revert at {size} keys")
-        with stores(size) as (memory, sqlite):
-            rows.append(
-                _both(f"fork+revert, empty layer, {size:,} keys", memory, sqlite, fork_revert)
-            )
+        with stores(size, postgres_url) as on:
+            rows.append(_both(f"fork+revert, empty layer, {size:,} keys", on, fork_revert))
 
-    with stores(10_000) as (memory, sqlite):
-        database = sqlite.backend
+    with stores(10_000, postgres_url) as on:
+        memory = on.memory
+        database = "; ".join(s.backend for s in on.durable() if s is not None)
         value = claim_like(0)
         keys = [f"default/claim-{i}" for i in range(10_000)]
 
@@ -147,7 +186,7 @@ def run(
             s.revert()
             return result
 
-        rows.append(_both("put (1 KB value, in a fork)", memory, sqlite, put))
+        rows.append(_both("put (1 KB value, in a fork)", on, put))
 
         progress("get")
 
@@ -162,7 +201,7 @@ def run(
 
             return per_op_us(go, number=100_000)
 
-        rows.append(_both("get, cached", memory, sqlite, get_cached))
+        rows.append(_both("get, cached", on, get_cached))
 
         def dict_get() -> float:
             d = {k: value for k in keys}
@@ -187,8 +226,7 @@ def run(
         rows.append(
             _both(
                 "commit, 1k changed keys (into depth 1)",
-                memory,
-                sqlite,
+                on,
                 lambda s: _outer(
                     s, lambda: each_us(lambda: changed_layer(s), lambda t: t.commit())
                 ),
@@ -197,8 +235,7 @@ def run(
         rows.append(
             _both(
                 "revert, 1k changed keys",
-                memory,
-                sqlite,
+                on,
                 lambda s: each_us(lambda: changed_layer(s), lambda t: t.revert()),
             )
         )
@@ -206,8 +243,7 @@ def run(
         rows.append(
             _both(
                 "items() of 10k keys",
-                memory,
-                sqlite,
+                on,
                 lambda s: each_us(lambda: s, lambda t: t.items("claims")),
             )
         )
@@ -221,16 +257,14 @@ def run(
                 t.put("claims", k, claim_like(len(k)))
             return t
 
-        rows.append(
-            Row(
-                "checkpoint after 1k writes",
-                None,
-                each_us(lambda: writes(sqlite), checkpoint_after_1k),
-            )
-        )
+        def checkpoint_us(t: Store | None) -> float | None:
+            return None if t is None else each_us(lambda: writes(t), checkpoint_after_1k)
+
+        rows.append(Row("checkpoint after 1k writes", None, *map(checkpoint_us, on.durable())))
 
     progress("uncached get")
-    with stores(10_000, cache_size=1) as (memory, bounded):
+    with stores(10_000, postgres_url, cache_size=1) as on:
+        memory = on.memory
 
         def memory_uncached(n: int) -> None:
             # A revert evicts the keys of the dropped layer: the next get walks the layers.
@@ -252,18 +286,16 @@ def run(
             memory_fork_put_revert, number=5_000
         )
 
-        def sql_get(n: int) -> None:
-            g = bounded.get
-            for i in range(n):
-                g("claims", keys[(i * 7919) % 10_000])
+        def sql_get(bounded: Store) -> float:
+            def go(n: int) -> None:
+                g = bounded.get
+                for i in range(n):
+                    g("claims", keys[(i * 7919) % 10_000])
 
-        rows.append(
-            Row(
-                "get, uncached (Store: cache_size=1, read from SQL)",
-                miss,
-                per_op_us(sql_get, number=2_000),
-            )
-        )
+            return per_op_us(go, number=2_000)
+
+        uncached = [None if t is None else sql_get(t) for t in on.durable()]
+        rows.append(Row("get, uncached (Store: cache_size=1, read from SQL)", miss, *uncached))
     return rows, database
 
 
