@@ -27,6 +27,21 @@ DIGEST_MOD = 2**128
 EMPTY_DIGEST = "0" * 32
 
 
+# Containers already checked, by id, each kept alive by this map so its id cannot be reused.
+# Objects built copy-on-write share most of their subtrees with the value they replace (a new
+# claim dict whose ``spec`` and ``metadata`` are the old ones): those are not walked again. This
+# leans on the read-only contract: a value is never mutated after it was put.
+_CHECKED: dict[int, Any] = {}
+_CHECKED_MAX = 1 << 16
+
+
+def _remember(value: Any) -> None:
+    if len(_CHECKED) >= _CHECKED_MAX:
+        for key in list(_CHECKED)[: _CHECKED_MAX // 4]:  # forget the oldest quarter
+            del _CHECKED[key]
+    _CHECKED[id(value)] = value
+
+
 class _BadValue(Exception):
     """Internal: carries the path segments up the recursion, outermost last."""
 
@@ -45,6 +60,8 @@ def _check(value: Any) -> None:
                 raise _BadValue("a string that is not valid UTF-8 (lone surrogate)") from exc
         return
     if t is dict:
+        if _CHECKED.get(id(value)) is value:
+            return
         for k, v in value.items():
             if type(k) is not str:
                 raise _BadValue(f"a dict key of type {type(k).__name__} (JSON keys are strings)")
@@ -53,14 +70,18 @@ def _check(value: Any) -> None:
             except _BadValue as bad:
                 bad.path.append(f".{k}")
                 raise
+        _remember(value)
         return
     if t is list:
+        if _CHECKED.get(id(value)) is value:
+            return
         for i, v in enumerate(value):
             try:
                 _check(v)
             except _BadValue as bad:
                 bad.path.append(f"[{i}]")
                 raise
+        _remember(value)
         return
     if t is int:
         if not _INT_MIN <= value <= _INT_MAX:

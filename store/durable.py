@@ -18,9 +18,11 @@ Data model in memory (see ``store.tables`` for the one in SQL):
 Durability: after ``checkpoint()`` returns, the state (open layers and labels included) survives
 the process being killed; with ``sync="full"`` it also survives a power cut. Reopening after a
 crash gives the state of the last checkpoint — an operation boundary — never a half-applied one.
-Automatic checkpoints (the policy) happen every ``checkpoint_interval`` seconds of work, when
-more than ``max_pending`` journal entries wait, and on every commit into the base
-(``checkpoint_on_base_commit``); ``auto_checkpoint=False`` leaves them to ``checkpoint()`` and
+Automatic checkpoints (the policy) happen every ``checkpoint_interval`` seconds of work (30),
+when more than ``max_pending`` journal entries wait (200,000), and at a commit into the base
+unless the last checkpoint is less than ``checkpoint_on_base_commit`` seconds old (1.0: a loop
+that commits into the base all the time pays for at most one checkpoint a second; 0: at every
+such commit; None: never); ``auto_checkpoint=False`` leaves them all to ``checkpoint()`` and
 ``maybe_checkpoint()``. ``close()`` checkpoints.
 
 Values returned by ``get``/``items`` are shared with the cache and read-only by contract: never
@@ -43,7 +45,13 @@ from sqlalchemy import Connection, Engine
 
 from store import _sql, persist
 from store.codec import check_name, check_value, encode, entry_hash, format_digest
-from store.errors import InvalidValueError, ReadOnlyError, StoreClosedError, StoreNotFoundError
+from store.errors import (
+    InvalidValueError,
+    NotADatabaseError,
+    ReadOnlyError,
+    StoreClosedError,
+    StoreNotFoundError,
+)
 from store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
 
 Key = tuple[str, str]
@@ -56,7 +64,7 @@ _OPTIONS: dict[str, Any] = {
     "journal": True,
     "auto_checkpoint": True,
     "checkpoint_interval": 30.0,
-    "checkpoint_on_base_commit": True,
+    "checkpoint_on_base_commit": 1.0,
     "max_pending": 200_000,
     "sync": "normal",
 }
@@ -115,7 +123,7 @@ class Store:
         self._target: _sql.Target | None = None
         self._auto = True
         self._interval: float | None = 30.0
-        self._on_base_commit = True
+        self._on_base_commit: float | None = 1.0
         self._max_pending = 200_000
         self._journal_complete = True
         self._backend = ""
@@ -140,7 +148,9 @@ class Store:
         Options: ``cache_size`` (None = every value in memory; N = at most N cached values per
         kind, the rest read from SQL), ``journal`` (True), ``auto_checkpoint`` (True),
         ``checkpoint_interval`` (30.0 seconds of work; None = never by time),
-        ``checkpoint_on_base_commit`` (True), ``max_pending`` (200,000 journal entries),
+        ``checkpoint_on_base_commit`` (1.0: a commit into the base checkpoints if the last
+        checkpoint is at least this many seconds old; 0 = always; None = never),
+        ``max_pending`` (200,000 journal entries),
         ``sync`` ("normal": a checkpoint survives the process being killed; "full": also a
         power cut; "off": neither, for throw-away runs; on PostgreSQL "full" is
         ``synchronous_commit=on`` and the others ``off``, which survives a killed client).
@@ -165,13 +175,16 @@ class Store:
         _check_settings(settings, name)
         store = cls()
         target_info = _sql.parse_target(target)
+        if readonly and target_info.path is not None and not target_info.path.exists():
+            raise NotADatabaseError(f"{target_info.display} does not exist")
         store._target = target_info
         store._name = name
         store._readonly = readonly
         store._bounded = settings["cache_size"]
         store._auto = bool(settings["auto_checkpoint"])
         store._interval = settings["checkpoint_interval"]
-        store._on_base_commit = bool(settings["checkpoint_on_base_commit"])
+        gap = settings["checkpoint_on_base_commit"]
+        store._on_base_commit = (0.0 if gap else None) if isinstance(gap, bool) else gap
         store._max_pending = int(settings["max_pending"])
         engine = _sql.create(target_info, sync=settings["sync"], readonly=readonly)
         store._engine = engine
@@ -489,7 +502,9 @@ class Store:
             into = 0
         if self._journal is not None:
             self._journal.append((_now(), "commit", depth, top.instance, into))
-        if not layers and self._on_base_commit and self._auto:
+        gap = self._on_base_commit
+        due = gap is not None and _monotonic() - self._last_checkpoint >= gap
+        if not layers and self._auto and due:
             self.checkpoint()
             return 0
         self._ops_left -= 1
@@ -858,6 +873,15 @@ def _check_settings(settings: dict[str, Any], name: str) -> None:
     if interval is not None and (not isinstance(interval, int | float) or interval < 0):
         raise InvalidValueError(
             f"checkpoint_interval must be None or seconds >= 0, got {interval!r}"
+        )
+    gap = settings["checkpoint_on_base_commit"]
+    if (
+        gap is not None
+        and not isinstance(gap, bool)
+        and (not isinstance(gap, int | float) or gap < 0)
+    ):
+        raise InvalidValueError(
+            f"checkpoint_on_base_commit must be seconds >= 0, True, False or None, got {gap!r}"
         )
     if settings["sync"] not in ("off", "normal", "full"):
         raise InvalidValueError(f"sync must be 'off', 'normal' or 'full', got {settings['sync']!r}")

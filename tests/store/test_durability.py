@@ -87,13 +87,27 @@ def test_state_is_written_only_at_checkpoints(database: Database) -> None:
     writer.close()
 
 
-def test_commit_into_the_base_checkpoints_by_default(database: Database) -> None:
-    with Store.open(database.target) as writer:
+def test_commit_into_the_base_checkpoints(database: Database) -> None:
+    with Store.open(database.target, checkpoint_on_base_commit=0) as writer:
         writer.fork()
         writer.put("k", "a", 1)
         writer.commit()
         with Store.open(database.target, readonly=True) as reader:
             assert reader.get("k", "a") == 1
+
+
+def test_commits_into_the_base_checkpoint_at_most_once_a_gap(database: Database) -> None:
+    # The default gap (1 s) is longer than this test: right after opening, commits into the
+    # base do not checkpoint; with a gap of 0 the next one does.
+    with Store.open(database.target) as writer:
+        for i in range(3):
+            writer.fork()
+            writer.put("k", f"a{i}", i)
+            writer.commit()
+        with Store.open(database.target, readonly=True) as reader:
+            assert reader.count("k") == 0
+    with Store.open(database.target, readonly=True) as reader:
+        assert reader.count("k") == 3  # close() checkpoints
 
 
 def test_checkpoint_interval(database: Database) -> None:

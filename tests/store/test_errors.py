@@ -167,8 +167,17 @@ def test_unknown_option_and_bad_values(db_path: Path) -> None:
         Store.open(db_path, cache_size=0)
     with pytest.raises(InvalidValueError, match="sync must be"):
         Store.open(db_path, sync="sometimes")
+    with pytest.raises(InvalidValueError, match="checkpoint_on_base_commit must be seconds"):
+        Store.open(db_path, checkpoint_on_base_commit=-1)
     with pytest.raises(InvalidValueError, match="store name must be a non-empty string"):
         Store.open(db_path, name="")
+
+
+def test_read_only_open_of_a_missing_file_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "typo.db"
+    with pytest.raises(NotADatabaseError, match=r"typo\.db does not exist"):
+        Store.open(path, readonly=True)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_closed_store(database: Database) -> None:
