@@ -27,11 +27,22 @@ from snapshot.errors import (
     SchedulingError,
     SnapshotError,
 )
+from snapshot.history import (
+    AllocatedDevice,
+    AllocationEvent,
+    ClaimSummary,
+    allocation_history,
+    parse_device,
+    summarize_claims,
+)
 from snapshot.manifests import Manifests, load_manifests
 from snapshot.objects import as_model, validate
 
 __all__ = [
+    "AllocatedDevice",
+    "AllocationEvent",
     "CLAIM_KIND",
+    "ClaimSummary",
     "CLASS_KIND",
     "ClusterSnapshot",
     "NON_LOCAL_SLICES_KEY",
@@ -42,8 +53,11 @@ __all__ = [
     "ResourceClaimTracker",
     "ResourceSliceLister",
     "allocate",
+    "allocation_history",
     "as_model",
     "load_manifests",
+    "parse_device",
+    "summarize_claims",
     "validate",
     "AllocationError",
     "AlreadyTrackedError",

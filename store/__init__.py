@@ -2,13 +2,16 @@
 
 It knows nothing of Kubernetes: kinds and keys are strings, values are JSON-compatible.
 ``Store`` is the durable store (SQLite by default, PostgreSQL by URL); ``MemoryStore`` is the
-same interface without persistence (cluster-autoscaler's patch set).
+same interface without persistence (cluster-autoscaler's patch set). The journal every durable
+store keeps is read back with ``Journal`` (records, layer fates), ``replay``/``open_state``
+(the state at any sequence number) and ``diff``; ``query`` runs read-only SQL.
 """
 
 from store.durable import Store
 from store.errors import (
     DatabaseError,
     InvalidValueError,
+    JournalError,
     MissingDriverError,
     NotADatabaseError,
     ReadOnlyError,
@@ -18,13 +21,45 @@ from store.errors import (
     StoreLockedError,
     StoreNotFoundError,
 )
+from store.history import Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
+from store.jsondiff import MISSING, FieldChange, field_diff
 from store.memory import MemoryStore
+from store.playback import (
+    Divergence,
+    ObjectChange,
+    ReplayReport,
+    State,
+    StateDiff,
+    diff,
+    open_state,
+    replay,
+)
+from store.sql_query import QueryResult, query
 
 __all__ = [
+    "MISSING",
+    "Divergence",
+    "FieldChange",
+    "Journal",
+    "JournalInfo",
+    "JournalRecord",
+    "LayerHistory",
     "MemoryStore",
+    "ObjectChange",
+    "OpenLayer",
+    "QueryResult",
+    "ReplayReport",
+    "State",
+    "StateDiff",
     "Store",
+    "diff",
+    "field_diff",
+    "open_state",
+    "query",
+    "replay",
     "DatabaseError",
     "InvalidValueError",
+    "JournalError",
     "MissingDriverError",
     "NotADatabaseError",
     "ReadOnlyError",

@@ -12,6 +12,7 @@ The tree::
     ├── NotADatabaseError          the target is a directory, or not a drasnap database
     ├── SchemaVersionError         the database was written by a newer drasnap (or needs upgrading)
     ├── MissingDriverError         the URL needs a database driver that is not installed
+    ├── JournalError               a journal is incomplete or inconsistent for a replay/history
     └── DatabaseError              any other failure of the database underneath
 
 sqlite3, SQLAlchemy and Alembic exceptions never leave ``store/``: they are translated to
@@ -74,6 +75,12 @@ class SchemaVersionError(StoreError):
 
 class MissingDriverError(StoreError):
     """The database URL needs a driver that is not installed (e.g. psycopg for PostgreSQL)."""
+
+
+class JournalError(StoreError):
+    """A journal cannot be used for what was asked: it is incomplete (a writer ran with
+    ``journal=False``, or rows are missing) or inconsistent (an operation that cannot follow
+    the ones before it)."""
 
 
 class DatabaseError(StoreError):

@@ -38,6 +38,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 NAMING_CONVENTION = {
@@ -107,4 +108,19 @@ journal = Table(
     Column("value", Text, nullable=True),
     Column("digest", String(32), nullable=True),
     Index("ix_journal_store_id_kind_key", "store_id", "kind", "key"),
+    # Layer lookups (fates, spans) read only this partial index: fork/commit/revert rows with
+    # every column they need (migration 0002).
+    Index(
+        "ix_journal_store_id_layer",
+        "store_id",
+        "layer",
+        "op",
+        "seq",
+        "parent",
+        "depth",
+        "ts",
+        "label",
+        sqlite_where=text("op IN ('fork', 'commit', 'revert')"),
+        postgresql_where=text("op IN ('fork', 'commit', 'revert')"),
+    ),
 )

@@ -1,87 +1,146 @@
-"""``drasnap bench``: measured medians, side by side, printed as a table or JSON."""
+"""``drasnap bench``: the seed's claim measured side by side, printed as tables or JSON."""
 
 from __future__ import annotations
 
 import json as jsonlib
+from pathlib import Path
+from typing import Any
 
 import click
 
-from tools.bench import store_bench
+from tools.bench import report, snapshot_bench, store_bench
+from tools.bench.backends import BACKENDS
+from tools.bench.suite import SCENARIO_WORKLOADS, Row, run_scaling, run_scenarios
 from tools.bench.timing import machine
+from tools.scenarios.base import ScenarioError
 
-WORKLOADS = ("store",)
-
-
-def _fmt(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:,.{digits}f}"
+WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling")
+DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-nojournal"
 
 
 @click.command()
-@click.argument("workloads", nargs=-1, type=click.Choice(WORKLOADS))
-@click.option("--quick", is_flag=True, help="Smaller sizes, for a fast look.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.argument("workloads", nargs=-1)
+@click.option(
+    "--backends",
+    default=DEFAULT_BACKENDS,
+    show_default=True,
+    help="Comma-separated: deepcopy, memory, sqlite, sqlite-nojournal, postgres.",
+)
+@click.option("--quick", is_flag=True, help="Smaller sizes, for a fast look (--size quick).")
+@click.option(
+    "--size",
+    type=click.Choice(["full", "quick", "tiny"]),
+    default=None,
+    help="Workload sizes: full (upstream's), quick, or tiny (a smoke test) [default: full].",
+)
+@click.option("--repeat", default=3, show_default=True, help="Timed runs per backend.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the generated workloads.")
+@click.option("--memory/--no-memory", default=True, help="Also measure peak memory (tracemalloc).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a PNG chart.")
 @click.option(
     "--postgres-url",
     metavar="URL",
-    help="Also run the store rows on PostgreSQL (postgresql+psycopg://...), in a store of a "
-    "unique name that is dropped afterwards.",
+    help="Also run on PostgreSQL (postgresql+psycopg://...) in a store that is dropped after.",
 )
-def bench(workloads: tuple[str, ...], quick: bool, as_json: bool, postgres_url: str | None) -> None:
-    """Measure drasnap's operations and print medians side by side.
+def bench(
+    workloads: tuple[str, ...],
+    backends: str,
+    quick: bool,
+    size: str | None,
+    repeat: int,
+    seed: int,
+    memory: bool,
+    as_json: bool,
+    plot: Path | None,
+    postgres_url: str | None,
+) -> None:
+    """Measure drasnap against the deep-copy snapshot it replaces, and against MemoryStore.
 
-    Workloads: store (each store operation, MemoryStore vs SQLite Store, and with
-    --postgres-url vs a PostgreSQL Store too). With no workload, all of them run.
+    Workloads (no workload: all of them): store and snapshot (per-operation µs, MemoryStore
+    vs the SQLite store); schedule-revert, scale-up, scale-down (the same workload on every
+    backend, interleaved, median of --repeat runs, ratios to deepcopy and memory); scaling
+    (fork+revert as the store grows, commit/revert as the changed keys grow, peak memory).
 
     Examples:
 
-        drasnap bench store
+        drasnap bench schedule-revert scale-down --quick
 
-        drasnap bench store --postgres-url postgresql+psycopg://me@127.0.0.1:5432/test
+        drasnap bench --json --plot bench.png
     """
-    chosen = workloads or WORKLOADS
-    results = []
+    unknown = [w for w in workloads if w not in WORKLOADS]
+    if unknown:
+        raise ScenarioError(f"unknown workload {unknown[0]!r}: choose from {', '.join(WORKLOADS)}")
+    chosen = list(workloads or WORKLOADS)
+    names = [b.strip() for b in backends.split(",") if b.strip()]
+    if postgres_url and "postgres" not in names:
+        names.append("postgres")
+    bad = [b for b in names if b not in BACKENDS]
+    if bad:
+        raise ScenarioError(f"unknown backend {bad[0]!r}: choose from {', '.join(BACKENDS)}")
+    if "postgres" in names and not postgres_url:
+        raise ScenarioError("the postgres backend needs --postgres-url")
+    if repeat < 1:
+        raise ScenarioError("--repeat must be at least 1")
+    if plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise ScenarioError("--plot needs matplotlib: pip install 'drasnap[bench]'") from exc
+    size = size or ("quick" if quick else "full")
+
+    def progress(message: str) -> None:
+        click.echo(f"... {message}", err=True)
+
+    results: list[dict[str, Any]] = []
+    tables: list[str] = []
     info: dict[str, str] = {}
     if "store" in chosen:
         rows, info["database"] = store_bench.run(
-            quick=quick,
-            progress=lambda m: click.echo(f"... {m}", err=True),
+            quick=size != "full", progress=progress, postgres_url=postgres_url
+        )
+        results += report.micro_json("store", rows)
+        tables += ["store operations", *report.micro_table(rows, postgres_url is not None), ""]
+    if "snapshot" in chosen:
+        rows = snapshot_bench.run(quick=size != "full", progress=progress)
+        results += report.micro_json("snapshot", rows)
+        tables += ["DRA snapshot operations", *report.micro_table(rows, False), ""]
+    scenario_rows: list[Row] = []
+    scenarios = [w for w in chosen if w in SCENARIO_WORKLOADS]
+    if scenarios:
+        scenario_rows = run_scenarios(
+            scenarios,
+            names,
+            size=size,
+            repeat=repeat,
+            seed=seed,
+            memory=memory,
             postgres_url=postgres_url,
+            progress=progress,
         )
-        for row in rows:
-            result = {
-                "workload": "store",
-                "operation": row.operation,
-                "memory_us": row.memory_us,
-                "sqlite_us": row.sqlite_us,
-                "ratio": row.ratio,
-            }
-            if postgres_url is not None:
-                result["postgres_us"] = row.postgres_us
-                result["postgres_ratio"] = row.postgres_ratio
-            results.append(result)
-        if not as_json:
-            width = max(len(r.operation) for r in rows)
-            head = f"{'operation':<{width}}  {'MemoryStore µs':>14}  {'Store µs':>10}  ratio"
-            if postgres_url is not None:
-                head = (
-                    f"{'operation':<{width}}  {'MemoryStore µs':>14}  {'SQLite µs':>10}  "
-                    f"{'ratio':>8}  {'PostgreSQL µs':>13}  {'ratio':>8}"
-                )
-            click.echo(head)
-            for r in rows:
-                line = f"{r.operation:<{width}}  {_fmt(r.memory_us):>14}  {_fmt(r.sqlite_us):>10}  "
-                if postgres_url is None:
-                    click.echo(line + _fmt(r.ratio))
-                else:
-                    click.echo(
-                        line + f"{_fmt(r.ratio):>8}  {_fmt(r.postgres_us):>13}  "
-                        f"{_fmt(r.postgres_ratio):>8}"
-                    )
+        results += [r.as_json() for r in scenario_rows]
+        tables += ["workloads", *report.suite_table(scenario_rows), ""]
+    scaling_rows: list[Row] = []
+    if "scaling" in chosen:
+        scaling_rows = run_scaling(
+            names, size=size, memory=memory, postgres_url=postgres_url, progress=progress
+        )
+        results += [r.as_json() for r in scaling_rows]
+        tables += ["scaling", *report.suite_table(scaling_rows), ""]
+    m = machine(**info)
+    if plot is not None:
+        report.plot(plot, scenario_rows, scaling_rows)
+        progress(f"chart written to {plot}")
     if as_json:
-        click.echo(jsonlib.dumps({"machine": machine(**info), "results": results}, indent=2))
-    else:
-        m = machine(**info)
+        settings = {"size": size, "repeat": repeat, "seed": seed, "backends": names}
         click.echo(
-            f"\nmachine: {m['cpu']}, {m['cores']} cores, {m['system']}, Python {m['python']}, "
-            f"{m.get('database', '')}"
+            jsonlib.dumps({"machine": m, "settings": settings, "results": results}, indent=2)
         )
+        return
+    for line in tables:
+        click.echo(line)
+    click.echo(
+        f"machine: {m['cpu']}, {m['cores']} cores, {m['system']}, Python {m['python']}"
+        + (f", {m['database']}" if m.get("database") else "")
+        + f"; size {size}, {repeat} run(s) per backend"
+    )

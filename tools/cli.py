@@ -15,6 +15,11 @@ from snapshot import SnapshotError
 from store import StoreError
 from tools.bench_cmd import bench
 from tools.demo_cmd import demo
+from tools.diff_cmd import diff_cmd
+from tools.history_cmd import history_cmd
+from tools.inspect_cmd import inspect_cmd
+from tools.query_cmd import query
+from tools.replay_cmd import replay_cmd
 from tools.scenarios.base import ScenarioError
 from tools.simulate_cmd import simulate
 
@@ -43,6 +48,11 @@ def cli(ctx: click.Context, traceback: bool) -> None:
 cli.add_command(demo)
 cli.add_command(bench)
 cli.add_command(simulate)
+cli.add_command(replay_cmd)
+cli.add_command(inspect_cmd)
+cli.add_command(diff_cmd)
+cli.add_command(history_cmd)
+cli.add_command(query)
 
 
 def main() -> None:

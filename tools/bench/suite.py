@@ -122,18 +122,27 @@ def run_scenarios(
     return rows
 
 
-SCALING_KEYS = {"full": (1_000, 100_000, 1_000_000), "quick": (1_000, 10_000, 100_000)}
-CHANGED_KEYS = {"full": (1, 100, 10_000), "quick": (1, 100, 1_000)}
+SCALING_KEYS = {
+    "full": (1_000, 100_000, 1_000_000),
+    "quick": (1_000, 10_000, 100_000),
+    "tiny": (100, 300, 1_000),
+}
+CHANGED_KEYS = {"full": (1, 100, 10_000), "quick": (1, 100, 1_000), "tiny": (1, 10, 100)}
 BOUNDED_CACHE = 10_000
 
 
 def run_scaling(
-    backends: list[str], *, size: str, postgres_url: str | None, progress: Progress
+    backends: list[str],
+    *,
+    size: str,
+    memory: bool,
+    postgres_url: str | None,
+    progress: Progress,
 ) -> list[Row]:
     """Fork+revert per store size, commit/revert per changed-key count, and resident memory."""
     rows: list[Row] = []
-    sizes = SCALING_KEYS["full" if size == "full" else "quick"]
-    changed = CHANGED_KEYS["full" if size == "full" else "quick"]
+    sizes = SCALING_KEYS[size]
+    changed = CHANGED_KEYS[size]
     for backend in backends:
         with open_backend(backend, postgres_url=postgres_url) as store:
             filled = 0
@@ -154,7 +163,7 @@ def run_scaling(
         ("sqlite", {"cache_size": BOUNDED_CACHE}),
     )
     for backend, options in bounded:
-        if backend not in backends:
+        if backend not in backends or not memory:
             continue
         keys = sizes[-1]
         label = "memory" if backend == "memory" else f"sqlite (cache_size={BOUNDED_CACHE:,})"

@@ -1,0 +1,168 @@
+"""``drasnap query``: read-only SQL, printed as a table, JSON or CSV; writes are refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from store import DatabaseError, InvalidValueError, NotADatabaseError, ReadOnlyError
+from store.sql_query import query, statement_kind
+from tests.conftest import Database
+from tests.store.journal_session import Session, record_session
+from tests.tools.journal_cli import run, run_json
+from tests.tools.journal_cli import session as session  # the fixture
+
+
+def digest(path: Path | str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_query_json(session: Session) -> None:
+    rows = run_json(
+        "query",
+        session.path,
+        "SELECT fate, count(*) AS n FROM layer_history "
+        "WHERE store = 'default' GROUP BY fate ORDER BY fate",
+    )
+    assert rows == [
+        {"fate": "committed", "n": 3},  # two layers and the base
+        {"fate": "open", "n": 1},
+        {"fate": "reverted", "n": 3},
+    ]
+
+
+def test_query_csv_and_table(session: Session) -> None:
+    sql = "SELECT name, journal FROM stores ORDER BY id"
+    csv = run("query", session.path, sql, "--csv")
+    assert csv.exit_code == 0, csv.output
+    assert csv.stdout == "name,journal\ndefault,1\nother,1\n"
+    table = run("query", session.path, sql)
+    assert table.stdout.splitlines() == [
+        "name     journal",
+        "-------  -------",
+        "default  1",
+        "other    1",
+    ]
+    assert table.stderr.strip() == "(2 rows)"
+    limited = run_json("query", session.path, sql, "--limit", "1")
+    assert limited == [{"name": "default", "journal": 1}]
+
+
+READS = [
+    "SELECT 1",
+    "  -- a comment first\n  select count(*) from journal",
+    "WITH x AS (SELECT seq FROM journal) SELECT max(seq) FROM x",
+    "VALUES (1, 'a; b')",
+    "EXPLAIN QUERY PLAN SELECT * FROM journal WHERE seq = 1",
+    "PRAGMA table_info(journal)",
+    "PRAGMA user_version",
+    "SELECT * FROM pragma_table_info('stores')",
+    "SELECT 1;",
+]
+
+
+@pytest.mark.parametrize("sql", READS, ids=range(len(READS)))
+def test_reads_run(session: Session, sql: str) -> None:
+    assert query(session.path, sql).columns
+
+
+WRITES = [
+    ("INSERT INTO stores (name) VALUES ('x')", "INSERT"),
+    ("UPDATE journal SET op = 'x'", "UPDATE"),
+    ("DELETE FROM journal", "DELETE"),
+    ("DROP TABLE journal", "DROP"),
+    ("DROP VIEW layer_history", "DROP"),
+    ("ATTACH DATABASE '{tmp}/other.db' AS other", "ATTACH"),
+    ("attach '{tmp}/other.db' as other", "ATTACH"),
+    ("CREATE TABLE t (x)", "CREATE"),
+    ("REPLACE INTO stores (name) VALUES ('x')", "REPLACE"),
+    ("ALTER TABLE journal ADD COLUMN x", "ALTER"),
+    ("VACUUM INTO '{tmp}/copy.db'", "VACUUM"),
+    ("WITH x AS (SELECT 1) DELETE FROM journal", "DELETE"),
+    ("WITH x AS (SELECT 1) INSERT INTO stores (name) SELECT 'x' FROM x", "INSERT"),
+    ("EXPLAIN DELETE FROM journal", "DELETE"),
+    ("PRAGMA query_only = OFF", "PRAGMA query_only = OFF"),
+    ("PRAGMA journal_mode = DELETE", "PRAGMA journal_mode = DELETE"),
+    ("BEGIN", "BEGIN"),
+    ("/* hidden */ DELETE FROM journal", "DELETE"),
+]
+
+
+@pytest.mark.parametrize(("sql", "kind"), WRITES, ids=[w[1] + str(i) for i, w in enumerate(WRITES)])
+def test_writes_are_refused_and_change_nothing(
+    session: Session, tmp_path: Path, sql: str, kind: str
+) -> None:
+    before = digest(session.path)
+    statement = sql.format(tmp=tmp_path)
+    with pytest.raises(ReadOnlyError, match=f"read-only: {kind}.* statements are refused"):
+        query(session.path, statement)
+    assert digest(session.path) == before
+    assert list(tmp_path.iterdir()) == []  # ATTACH and VACUUM INTO created no file
+
+
+def test_a_refusal_through_the_cli(session: Session) -> None:
+    result = run("query", session.path, "DELETE FROM journal")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("Error: drasnap query is read-only: DELETE statements")
+
+
+@pytest.mark.parametrize(
+    ("sql", "error", "message"),
+    [
+        ("SELECT 1; DROP TABLE journal", InvalidValueError, "one statement at a time"),
+        ("SELECT 1; SELECT 2", InvalidValueError, "one statement at a time"),
+        ("   ", InvalidValueError, "the query is empty"),
+        ("SELEC 1", ReadOnlyError, "SELEC statements are refused"),
+        ("SELECT * FROM nowhere", DatabaseError, "no such table: nowhere"),
+    ],
+    ids=["write-after-read", "two-reads", "empty", "typo", "unknown-table"],
+)
+def test_bad_statements(session: Session, sql: str, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        query(session.path, sql)
+
+
+def test_semicolons_inside_literals_and_comments_do_not_count() -> None:
+    assert statement_kind("SELECT ';' AS a -- ; DROP\n") == "SELECT"
+    assert statement_kind('SELECT "a;b" FROM t /* ; */') == "SELECT"
+    assert statement_kind("select 'it''s; fine'") == "SELECT"
+
+
+def test_query_on_a_missing_or_foreign_file(tmp_path: Path) -> None:
+    with pytest.raises(NotADatabaseError, match="does not exist"):
+        query(tmp_path / "missing.db", "SELECT 1")
+    assert not (tmp_path / "missing.db").exists()
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(NotADatabaseError, match="is not a"):
+        query(junk, "SELECT * FROM journal")
+
+
+def test_query_json_output_is_valid_for_any_column_type(session: Session) -> None:
+    rows = run_json("query", session.path, "SELECT x'00ff' AS b, 1.5 AS f, NULL AS n")
+    assert rows == [{"b": "00ff", "f": 1.5, "n": None}]
+    assert json.dumps(rows)
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind"),
+    [
+        ("DELETE FROM journal", "DELETE statements are refused"),
+        ("WITH x AS (SELECT 1) DELETE FROM journal", "cannot execute DELETE in a read-only"),
+        ("SET default_transaction_read_only = off", "SET statements are refused"),
+    ],
+    ids=["delete", "delete-in-with", "set"],
+)
+def test_each_backend_refuses_writes(database: Database, sql: str, kind: str) -> None:
+    record_session(database.target)
+    before = query(database.target, "SELECT count(*) FROM journal").rows
+    if database.kind == "sqlite" and "read-only" in kind:
+        kind = "DELETE statements are refused"  # the authorizer says it first
+    with pytest.raises(ReadOnlyError, match=kind):
+        query(database.target, sql)
+    assert query(database.target, "SELECT count(*) FROM journal").rows == before
+    assert query(database.target, "SELECT 'a%' || '%s' AS x").rows == [("a%%s",)]

@@ -1,0 +1,102 @@
+"""``drasnap history``: every allocation and deallocation of a store's claims, in order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from snapshot.history import FATES, AllocationEvent, allocation_history, parse_device
+from store import Journal
+from tools.query_cmd import db_argument, echo_json, iso, json_option, name_option, render_table
+
+
+def event_json(e: AllocationEvent) -> dict[str, Any]:
+    return {
+        "seq": e.seq,
+        "ts": e.ts,
+        "time": iso(e.ts),
+        "event": e.event,
+        "claim": e.claim,
+        "devices": [
+            {"request": d.request, "driver": d.driver, "pool": d.pool, "device": d.device}
+            for d in e.devices
+        ],
+        "node": e.node,
+        "layer": e.layer,
+        "label": e.label,
+        "depth": e.depth,
+        "fate": e.fate,
+    }
+
+
+def _device(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return parse_device(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+@click.command(name="history")
+@db_argument
+@name_option
+@click.option("--claim", metavar="NS/NAME", help="Only this claim.")
+@click.option("--node", help="Only allocations that pin this node.")
+@click.option(
+    "--device",
+    metavar="DRIVER/POOL/DEVICE",
+    callback=_device,
+    help="Only events involving this device.",
+)
+@click.option("--fate", type=click.Choice(FATES), help="Only events in layers with this fate.")
+@json_option
+def history_cmd(
+    db: str,
+    name: str,
+    claim: str | None,
+    node: str | None,
+    device: tuple[str, str, str] | None,
+    fate: str | None,
+    as_json: bool,
+) -> None:
+    """List every allocation and deallocation of claims in a store's journal, in order: seq,
+    time, claim, devices, node, the layer it happened in (label and depth), and that layer's
+    fate — committed, reverted, or still open.
+
+    Example (which devices did a claim get in branches that were reverted?):
+
+        drasnap history sim.db --claim ml/train-0 --fate reverted
+    """
+    with Journal.open(db, name=name) as journal:
+        complete = journal.info.complete
+        events = allocation_history(journal, claim=claim, node=node, device=device, fate=fate)
+    if not complete:
+        click.echo(
+            "warning: the journal is incomplete (a writer ran with journal=False): "
+            "events may be missing and fates unknown",
+            err=True,
+        )
+    if as_json:
+        echo_json(
+            {"store": name, "journal_complete": complete, "events": [event_json(e) for e in events]}
+        )
+        return
+    rows = [
+        (
+            e.seq,
+            iso(e.ts),
+            e.event,
+            e.claim,
+            " ".join(d.id for d in e.devices),
+            e.node,
+            e.label if e.layer else "(base)",
+            e.depth,
+            e.fate,
+        )
+        for e in events
+    ]
+    headers = ("seq", "time", "event", "claim", "devices", "node", "layer", "depth", "fate")
+    click.echo(render_table(headers, rows))
+    click.echo(f"({len(events)} event{'s' if len(events) != 1 else ''})", err=True)
