@@ -11,7 +11,7 @@ import click
 from tools.bench import report, snapshot_bench, store_bench
 from tools.bench.backends import BACKENDS
 from tools.bench.suite import SCENARIO_WORKLOADS, Row, run_scaling, run_scenarios
-from tools.bench.timing import machine
+from tools.bench.timing import machine, set_scale
 from tools.scenarios.base import ScenarioError
 
 WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling")
@@ -88,6 +88,7 @@ def bench(
         except ImportError as exc:
             raise ScenarioError("--plot needs matplotlib: pip install 'drasnap[bench]'") from exc
     size = size or ("quick" if quick else "full")
+    set_scale(0.01 if size == "tiny" else 1.0)
 
     def progress(message: str) -> None:
         click.echo(f"... {message}", err=True)

@@ -10,9 +10,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+_SCALE = [1.0]
+
+
+def set_scale(scale: float) -> None:
+    """Run every loop ``scale`` times as long (``--size tiny``: a smoke test, not a figure)."""
+    _SCALE[0] = scale
+
 
 def per_op_us(run: Callable[[int], None], *, number: int, repeat: int = 5) -> float:
     """Median over ``repeat`` runs of ``run(number)``, in µs per operation."""
+    number = max(5, int(number * _SCALE[0]))
     samples = []
     enabled = gc.isenabled()
     gc.collect()

@@ -1,0 +1,101 @@
+"""``drasnap bench`` at tiny sizes: it runs, every backend ends in the same state, and the JSON
+has the documented fields. Never timing: timing lives in BENCHMARKS.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tools.cli import cli
+
+ROW_FIELDS = {"workload", "backend", "median_s", "peak_bytes", "vs_deepcopy", "vs_memory"}
+BACKENDS = ["deepcopy", "memory", "sqlite", "sqlite-nojournal"]
+
+
+def bench(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["bench", *args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def scenario_report() -> dict[str, Any]:
+    result = bench(
+        "schedule-revert", "scale-up", "scale-down", "--size", "tiny", "--repeat", "2", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def test_json_has_the_documented_fields(scenario_report: dict[str, Any]) -> None:
+    assert {"cpu", "cores", "python"} <= set(scenario_report["machine"])
+    rows = scenario_report["results"]
+    assert {(r["workload"], r["backend"]) for r in rows} == {
+        (w, b) for w in ("schedule-revert", "scale-up", "scale-down") for b in BACKENDS
+    }
+    for row in rows:
+        assert set(row) >= ROW_FIELDS
+        assert row["median_s"] > 0
+        assert len(row["samples_s"]) == 2
+        assert row["peak_bytes"] > 0
+        if row["backend"] == "deepcopy":
+            assert row["vs_deepcopy"] == 1.0
+        if row["backend"] == "memory":
+            assert row["vs_memory"] == 1.0
+
+
+def test_every_backend_ends_in_the_same_state(scenario_report: dict[str, Any]) -> None:
+    by_workload: dict[str, set[str]] = {}
+    counts: dict[str, set[tuple[int, int, int]]] = {}
+    for row in scenario_report["results"]:
+        by_workload.setdefault(row["workload"], set()).add(row["state_digest"])
+        counts.setdefault(row["workload"], set()).add(
+            (row["forks"], row["commits"], row["reverts"])
+        )
+    assert all(len(digests) == 1 for digests in by_workload.values()), by_workload
+    assert all(len(c) == 1 for c in counts.values()), counts
+    assert counts["scale-down"] == {(8, 6, 2)}  # 8 candidates, 2 pods each: 6 can go
+
+
+def test_the_same_seed_gives_the_same_state_and_another_seed_another(
+    scenario_report: dict[str, Any],
+) -> None:
+    common = ["scale-up", "--size", "tiny", "--repeat", "1", "--no-memory", "--json"]
+    again = json.loads(bench(*common, "--backends", "memory").stdout)
+    other = json.loads(bench(*common, "--backends", "memory", "--seed", "5").stdout)
+    first = {r["state_digest"] for r in scenario_report["results"] if r["workload"] == "scale-up"}
+    assert {r["state_digest"] for r in again["results"]} == first
+    assert {r["state_digest"] for r in other["results"]} != first
+
+
+def test_scaling_micro_tables_and_plot(tmp_path: Path) -> None:
+    chart = tmp_path / "bench.png"
+    result = bench(
+        "scaling", "store", "snapshot", "--size", "tiny", "--repeat", "1",
+        "--backends", "memory,sqlite", "--plot", str(chart),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "fork+revert @ 1,000 keys" in result.stdout
+    assert "store operations" in result.stdout
+    assert "DRA snapshot operations" in result.stdout
+    assert "peak memory holding 1,000 keys" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["scale-sideways"], "unknown workload 'scale-sideways'"),
+        (["--backends", "memory,oracle"], "unknown backend 'oracle'"),
+        (["--backends", "postgres"], "the postgres backend needs --postgres-url"),
+        (["--repeat", "0"], "--repeat must be at least 1"),
+    ],
+)
+def test_bad_input_is_one_error_line(args: list[str], message: str) -> None:
+    result = bench(*args)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {message}")
+    assert result.stderr.count("\n") == 1
