@@ -454,11 +454,16 @@ class Store:
                 if (kind, key) not in touched:
                     touched[kind, key] = MISS if unknown else values[kind].get(key, ABSENT)
         if self._bounded is None:
+            last = None
+            kc: dict[str, Any] = {}
             for (kind, key), prev in top.undo.items():
+                if kind is not last:  # layers mostly touch one kind at a time
+                    kc = values[kind]
+                    last = kind
                 if prev is ABSENT:
-                    values[kind].pop(key, None)
+                    kc.pop(key, None)
                 else:
-                    values[kind][key] = prev
+                    kc[key] = prev
             return
         for (kind, key), prev in top.undo.items():
             kc = values[kind]
