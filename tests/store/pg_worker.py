@@ -6,11 +6,9 @@ same moment), runs ``workload(store, SEED, N)``, closes the store (a last checkp
 ``done DIGEST START END`` (the state digest, and when the workload started and ended, in
 seconds since the epoch).
 
-The issue asks for workers "each simulating", but ``drasnap simulate`` does not exist yet:
-``workload`` is for now the seeded random fork/put/delete/commit/revert/checkpoint mix of the
-crash test. When the simulator lands, swap ``workload`` for a function that runs it on the
-store, keeping the signature ``(store, seed, n) -> None`` and its determinism: the test checks
-each worker's store against a MemoryStore that ran the same ``workload``.
+``workload`` is the seeded random fork/put/delete/commit/revert/checkpoint mix of the crash
+test: it hammers the store with checkpoints, which a simulation does not. The four real
+``drasnap simulate`` runs into one database are ``test_four_simulations_into_one_database``.
 """
 
 from __future__ import annotations

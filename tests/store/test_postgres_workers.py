@@ -4,6 +4,7 @@ while they are being written, and one reader checks all four against MemoryStore
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -89,3 +90,66 @@ def test_four_workers_write_their_own_stores_at_once(fresh_postgres_url: str) ->
     assert [r[0] for r in rows] == [name for name, _ in jobs]
     for _, count, first, last, next_seq, holder in rows:
         assert (first, last, next_seq, holder) == (1, count, count + 1, None)
+
+
+@pytest.mark.postgres
+def test_four_simulations_into_one_database(fresh_postgres_url: str) -> None:
+    """Four ``drasnap simulate`` processes at once, each into its own named store; one reader
+    then checks each result against the same simulation run on a MemoryStore."""
+    from snapshot import ClusterSnapshot
+    from tools.scenarios.base import Settings
+    from tools.scenarios.runner import prepare, simulate
+
+    url = fresh_postgres_url
+    jobs = [
+        ("scale-down", ["--nodes", "30"], Settings("scale-down", seed=1, nodes=30)),
+        ("scale-down", ["--nodes", "24", "--pods-per-node", "3"],
+         Settings("scale-down", seed=2, nodes=24, pods_per_node=3)),
+        ("scale-up", ["--pods", "60", "--node-groups", "2"],
+         Settings("scale-up", seed=3, pods=60, node_groups=2)),
+        ("scale-up", ["--pods", "45"], Settings("scale-up", seed=4, pods=45)),
+    ]  # fmt: skip
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tools",
+                "simulate",
+                scenario,
+                *sizes,
+                "--seed",
+                str(settings.seed),
+                "--db",
+                url,
+                "--name",
+                f"sim-{i}",
+                "--json",
+                "--checkpoint-every",
+                "0.05",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        for i, (scenario, sizes, settings) in enumerate(jobs)
+    ]
+    results = []
+    for child in children:
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+        results.append(json.loads(out))
+    for i, ((_, _, settings), result) in enumerate(zip(jobs, results, strict=True)):
+        settings = settings.resolved()
+        reference = simulate(ClusterSnapshot(MemoryStore()), settings, prepare(settings))
+        assert result["state_digest"] == reference.state_digest, i
+        assert (result["forks"], result["commits"], result["reverts"]) == (
+            reference.counters.forks,
+            reference.counters.commits,
+            reference.counters.reverts,
+        )
+        with Store.open(url, name=f"sim-{i}", readonly=True) as reader:
+            assert reader.state_digest() == reference.state_digest
+            assert reader.journal_complete
