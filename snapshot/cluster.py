@@ -46,6 +46,17 @@ _NOTHING = Resources()
 
 
 @dataclass
+class _Pod:
+    """A pod about to be placed: what every node it is tried on needs to know."""
+
+    key: str
+    requests: Resources
+    allocated: list[KubeObject]  # its claims that are allocated already
+    pending: dict[str, KubeObject]  # its claims to allocate, by key
+    needs_free_device: bool
+
+
+@dataclass
 class _Placement:
     """What scheduling a pod on a node will write, computed before anything is written."""
 
@@ -212,7 +223,7 @@ class ClusterSnapshot:
 
     def free_resources(self, node: KubeObject) -> Resources:
         """The node's allocatable minus what the pods on it request."""
-        return node_allocatable(node) - self._pods.used.get(name_of(node), _NOTHING)
+        return _allocatable(node) - self._pods.used.get(name_of(node), _NOTHING)
 
     # -- nodes ---------------------------------------------------------------------------------
 
@@ -296,7 +307,7 @@ class ClusterSnapshot:
                 allocated, reserved or used on that node (the message says which).
             NotFoundError: the pod references a claim that is not tracked.
         """
-        placement = self._plan(pod, node_name)
+        placement = self._plan(self._prepare(pod), node_name)
         if isinstance(placement, str):
             raise SchedulingError(placement)
         self._apply(pod, placement)
@@ -311,8 +322,9 @@ class ClusterSnapshot:
         Raises:
             NotFoundError: the pod references a claim that is not tracked.
         """
+        prepared = self._prepare(pod)
         for node_name in self.node_names() if nodes is None else nodes:
-            placement = self._plan(pod, node_name)
+            placement = self._plan(prepared, node_name)
             if not isinstance(placement, str):
                 self._apply(pod, placement)
                 return node_name
@@ -344,16 +356,40 @@ class ClusterSnapshot:
         self._store.put(POD_KIND, key, pod)
         self._pods.place(key, (node_name, pod_requests(pod)))
 
-    def _plan(self, pod: KubeObject, node_name: str) -> _Placement | str:
-        """The writes that would schedule ``pod`` on ``node_name``, or why it cannot go there."""
+    def _prepare(self, pod: KubeObject) -> _Pod:
+        """What placing ``pod`` needs, whatever the node: worked out once per pod.
+
+        Raises:
+            NotFoundError: the pod references a claim that is not tracked.
+        """
+        claims: list[KubeObject] = []
+        if (pod.get("spec") or {}).get("resourceClaims"):
+            claims = self.dra.pod_claims(pod)  # a missing claim fails on every node
+        pending: dict[str, KubeObject] = {}
+        allocated: list[KubeObject] = []
+        for claim in claims:
+            if is_allocated(claim):
+                allocated.append(claim)
+            else:
+                pending.setdefault(key_of(claim), claim)
+        return _Pod(
+            pod_key(pod),
+            pod_requests(pod),
+            allocated,
+            pending,
+            bool(pending) and _needs_free_device(pending.values()),
+        )
+
+    def _plan(self, pod: _Pod, node_name: str) -> _Placement | str:
+        """The writes that would schedule the pod on ``node_name``, or why it cannot go there."""
         node: KubeObject | None = self._store.get(NODE_KIND, node_name)
         if node is None:
             return f"node {node_name!r} not found in the snapshot"
-        key = pod_key(pod)
+        key = pod.key
         if key in self._pods.node_of:
             return f"pod {key} is already on node {self._pods.node_of[key][0]}"
         free = self.free_resources(node)
-        want = pod_requests(pod)
+        want = pod.requests
         if not want.fits_in(free):
             short = [
                 what
@@ -365,35 +401,28 @@ class ClusterSnapshot:
                 if need > have
             ]
             return f"pod {key} does not fit on node {node_name}: insufficient {', '.join(short)}"
-        if not (pod.get("spec") or {}).get("resourceClaims"):
-            return _Placement(node, [])
-        claims = self.dra.pod_claims(pod)  # NotFoundError: a missing claim fails everywhere
         labels = (node.get("metadata") or {}).get("labels") or {}
-        pending: dict[str, KubeObject] = {}
-        for claim in claims:
-            if is_allocated(claim):
-                if not _available_on(claim, node_name, labels):
-                    return (
-                        f"pod {key} needs claim {key_of(claim)} to schedule, but it is allocated "
-                        f"to another node than {node_name}"
-                    )
-            else:
-                pending.setdefault(key_of(claim), claim)
-        if not pending:
+        for claim in pod.allocated:
+            if not _available_on(claim, node_name, labels):
+                return (
+                    f"pod {key} needs claim {key_of(claim)} to schedule, but it is allocated "
+                    f"to another node than {node_name}"
+                )
+        if not pod.pending:
             return _Placement(node, [])
         slices = self._slices_for(node_name)
-        if not self._any_free_device(slices) and _needs_free_device(pending.values()):
+        if pod.needs_free_device and not self._any_free_device(slices):
             return f"no free device on node {node_name} for pod {key}'s claims"
         results = allocate(
             node,
-            list(pending.values()),
+            list(pod.pending.values()),
             classes=self.dra.device_classes.list(),
             slices=slices,
             allocated_devices=self.dra.resource_claims.allocated_devices_view(),
         )
         if results is None:
             return f"cannot allocate the devices of pod {key}'s claims on node {node_name}"
-        return _Placement(node, list(zip(pending.values(), results, strict=True)))
+        return _Placement(node, list(zip(pod.pending.values(), results, strict=True)))
 
     def _apply(self, pod: KubeObject, placement: _Placement) -> None:
         node_name = name_of(placement.node)
@@ -429,11 +458,8 @@ class ClusterSnapshot:
     def _any_free_device(self, slices: list[KubeObject]) -> bool:
         in_use = self.dra.resource_claims.allocated_devices_view()
         for slice_ in slices:
-            spec = slice_.get("spec") or {}
-            driver = spec.get("driver")
-            pool = (spec.get("pool") or {}).get("name")
-            for device in spec.get("devices") or ():
-                if (driver, pool, device.get("name")) not in in_use:
+            for device in _device_ids(slice_):
+                if device not in in_use:
                     return True
         return False
 
@@ -448,6 +474,40 @@ class ClusterSnapshot:
             )  # a pool spread over nodes: completeness needs all
         global_slices = self.dra.node_resource_slices(NON_LOCAL_SLICES_KEY) or []
         return local + global_slices if global_slices else local
+
+
+_DEVICE_IDS: dict[int, tuple[KubeObject, tuple[tuple[str, str, str], ...]]] = {}
+_ALLOCATABLE: dict[int, tuple[KubeObject, Resources]] = {}
+
+
+def _allocatable(node: KubeObject) -> Resources:
+    """``node_allocatable``, remembered per node object (a store value, never mutated)."""
+    hit = _ALLOCATABLE.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    if len(_ALLOCATABLE) > 100_000:
+        _ALLOCATABLE.clear()
+    value = node_allocatable(node)
+    _ALLOCATABLE[id(node)] = (node, value)
+    return value
+
+
+def _device_ids(slice_: KubeObject) -> tuple[tuple[str, str, str], ...]:
+    """(driver, pool, device) of every device of a slice, remembered per slice object.
+
+    Slices are values of the store, never mutated (its contract): the object identifies them.
+    """
+    hit = _DEVICE_IDS.get(id(slice_))
+    if hit is not None and hit[0] is slice_:
+        return hit[1]
+    spec = slice_.get("spec") or {}
+    driver = str(spec.get("driver"))
+    pool = str((spec.get("pool") or {}).get("name"))
+    ids = tuple((driver, pool, str(d.get("name"))) for d in spec.get("devices") or ())
+    if len(_DEVICE_IDS) > 100_000:
+        _DEVICE_IDS.clear()
+    _DEVICE_IDS[id(slice_)] = (slice_, ids)
+    return ids
 
 
 def _needs_free_device(claims: Iterable[KubeObject]) -> bool:

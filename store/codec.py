@@ -110,11 +110,25 @@ def check_value(value: Any, *, kind: str, key: str) -> None:
 
 
 def check_name(kind: object, key: object) -> None:
-    """Raise :class:`InvalidValueError` unless kind and key are non-empty strings."""
+    """Raise :class:`InvalidValueError` unless kind and key are non-empty strings a database
+    can store (no NUL character, valid UTF-8)."""
     if type(kind) is not str or not kind:
         raise InvalidValueError(f"kind must be a non-empty string, got {kind!r}")
     if type(key) is not str or not key:
         raise InvalidValueError(f"key must be a non-empty string (kind {kind}), got {key!r}")
+    if not (kind.isascii() and key.isascii()) or "\0" in kind or "\0" in key:
+        check_text(kind, "kind")
+        check_text(key, f"key (kind {kind!r})")
+
+
+def check_text(text: str, what: str) -> None:
+    """Raise :class:`InvalidValueError` if ``text`` cannot be stored as SQL text."""
+    if "\0" in text:
+        raise InvalidValueError(f"{what} {text!r} contains a NUL character, which SQL text cannot")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValueError(f"{what} {text!r} is not valid UTF-8 (lone surrogate)") from None
 
 
 def encode(value: Any) -> str:

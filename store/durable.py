@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 from sqlalchemy import Connection, Engine
 
 from store import _sql, persist
-from store.codec import check_name, check_value, encode, entry_hash, format_digest
+from store.codec import check_name, check_text, check_value, encode, entry_hash, format_digest
 from store.errors import (
     InvalidValueError,
     NotADatabaseError,
@@ -404,8 +404,11 @@ class Store:
         """Push an empty layer labelled ``label``; returns the new depth. O(1), no SQL."""
         if self._blocked:
             self._writable("fork")
-        if label is not None and type(label) is not str:
-            raise InvalidValueError(f"a layer label must be a string or None, got {label!r}")
+        if label is not None:
+            if type(label) is not str:
+                raise InvalidValueError(f"a layer label must be a string or None, got {label!r}")
+            if not label.isascii() or "\0" in label:
+                check_text(label, "layer label")
         layers = self._layers
         parent = layers[-1].instance if layers else 0
         instance = self._next_layer
@@ -710,25 +713,7 @@ class Store:
             self._writable("put into")
         check_name(kind, key)
         check_value(value, kind=kind, key=key)
-        self._write(kind, key, value)
-        if self._journal is not None:
-            layers = self._layers
-            self._journal.append(
-                (
-                    _now(),
-                    "put",
-                    len(layers),
-                    layers[-1].instance if layers else 0,
-                    None,
-                    None,
-                    kind,
-                    key,
-                    value,
-                )
-            )
-        self._ops_left -= 1
-        if self._ops_left <= 0:
-            self._tick()
+        self._write(kind, key, value, "put")
 
     def delete(self, kind: str, key: str) -> None:
         """Tombstone ``kind/key`` in the top layer (also when it does not exist).
@@ -739,26 +724,10 @@ class Store:
         if self._blocked:
             self._writable("delete from")
         check_name(kind, key)
-        self._write(kind, key, TOMBSTONE)
-        if self._journal is not None:
-            layers = self._layers
-            self._journal.append(
-                (
-                    _now(),
-                    "delete",
-                    len(layers),
-                    layers[-1].instance if layers else 0,
-                    None,
-                    None,
-                    kind,
-                    key,
-                )
-            )
-        self._ops_left -= 1
-        if self._ops_left <= 0:
-            self._tick()
+        self._write(kind, key, TOMBSTONE, "delete")
 
-    def _write(self, kind: str, key: str, value: Any) -> None:
+    def _write(self, kind: str, key: str, value: Any, op: str) -> None:
+        """Apply a checked put (or, with TOMBSTONE, a delete) to the top layer and journal it."""
         kc = self._values.get(kind)
         if kc is None:
             kc = self._values[kind] = {}
@@ -789,6 +758,23 @@ class Store:
             kc[key] = value
             if bounded:
                 self._evict(kc)
+        if self._journal is not None:
+            self._journal.append(
+                (
+                    _now(),
+                    op,
+                    len(layers),
+                    layers[-1].instance if layers else 0,
+                    None,
+                    None,
+                    kind,
+                    key,
+                    None if value is TOMBSTONE else value,
+                )
+            )
+        self._ops_left -= 1
+        if self._ops_left <= 0:
+            self._tick()
 
     # -- durability ------------------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ import time
 from types import TracebackType
 from typing import Any
 
-from store.codec import check_name, check_value, digest_of
+from store.codec import check_name, check_text, check_value, digest_of
+from store.errors import InvalidValueError
 from store.interface import ABSENT, MISS, LayerInfo
 
 
@@ -121,7 +122,15 @@ class MemoryStore:
         return len(self._patches) - 1
 
     def fork(self, label: str | None = None) -> int:
-        """Push an empty layer; returns the new depth. O(1)."""
+        """Push an empty layer; returns the new depth. O(1).
+
+        Raises:
+            InvalidValueError: a label that is not a string, or that SQL text cannot hold.
+        """
+        if label is not None:
+            if type(label) is not str:
+                raise InvalidValueError(f"a layer label must be a string or None, got {label!r}")
+            check_text(label, "layer label")
         self._patches.append(_Patch(label))
         return len(self._patches) - 1
 

@@ -173,6 +173,23 @@ def test_unknown_option_and_bad_values(db_path: Path) -> None:
         Store.open(db_path, name="")
 
 
+@pytest.mark.parametrize(
+    ("kind", "key", "message"),
+    [
+        ("pods", "a\0b", "contains a NUL character"),
+        ("po\0ds", "a", "contains a NUL character"),
+        ("pods", "\ud800", "not valid UTF-8"),
+    ],
+    ids=["nul-key", "nul-kind", "surrogate-key"],
+)
+def test_names_sql_text_cannot_hold(backend: Any, kind: str, key: str, message: str) -> None:
+    store = backend.open()
+    with pytest.raises(InvalidValueError, match=message):
+        store.put(kind, key, 1)
+    with pytest.raises(InvalidValueError, match=message):
+        store.fork(f"label {key}{kind}")
+
+
 def test_read_only_open_of_a_missing_file_creates_nothing(tmp_path: Path) -> None:
     path = tmp_path / "typo.db"
     with pytest.raises(NotADatabaseError, match=r"typo\.db does not exist"):
