@@ -511,8 +511,12 @@ class Store:
         if self._journal is not None:
             self._journal.append((_now(), "commit", depth, top.instance, into))
         gap = self._on_base_commit
-        due = gap is not None and _monotonic() - self._last_checkpoint >= gap
-        if not layers and self._auto and due:
+        if (
+            not layers  # only a commit into the base reads the clock
+            and self._auto
+            and gap is not None
+            and _monotonic() - self._last_checkpoint >= gap
+        ):
             self.checkpoint()
             return 0
         self._ops_left -= 1
