@@ -426,17 +426,17 @@ class ClusterSnapshot:
 
     def _apply(self, pod: KubeObject, placement: _Placement) -> None:
         node_name = name_of(placement.node)
-        tracker = self.dra.resource_claims
+        allocated: dict[str, KubeObject] = {}
         for claim, allocation in placement.allocations:
             status = dict(claim.get("status") or {})
             status["allocation"] = allocation
-            tracker.signal_claim_pending_allocation(
-                (claim.get("metadata") or {}).get("uid", ""), {**claim, "status": status}
-            )
+            allocated[key_of(claim)] = {**claim, "status": status}
         bound = _bound(pod, node_name)
         if (pod.get("spec") or {}).get("resourceClaims"):
             try:
-                self.dra.reserve_pod_claims(bound)
+                # Upstream's Reserve (store the allocation) and PreBind (reserve the claim for
+                # the pod) as one write per claim: half the writes, and one journal row each.
+                self.dra.reserve_pod_claims(bound, allocated)
             except ReservationError as exc:
                 raise SchedulingError(str(exc)) from exc  # allocations stay: upstream's TODO
             self._verify_claims(bound, placement.node)

@@ -39,7 +39,7 @@ behind its back is noticed and triggers a rebuild, anything else needs :meth:`re
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -406,29 +406,46 @@ class DraSnapshot:
             if updated is not current:
                 self._set_claim(key, updated, allocation_changed=False)
 
-    def reserve_pod_claims(self, pod: KubeObject) -> None:
+    def reserve_pod_claims(
+        self, pod: KubeObject, allocations: Mapping[str, KubeObject] | None = None
+    ) -> None:
         """Add ``pod`` to ``status.reservedFor`` of every claim it references.
 
         All or nothing: every claim is resolved and checked first. A claim already reserved
         for the pod's UID is left as is.
+
+        ``allocations`` (claim key → the claim with its new ``status.allocation``, as the
+        scheduler's Reserve step would store it) are stored in the same write as the
+        reservation, so scheduling a pod writes each of its claims once. When the reservation
+        is refused they are still stored, allocated but unreserved, as upstream's two separate
+        calls would leave them.
 
         Raises:
             NotFoundError: as :meth:`pod_claims`.
             ReservationError: a claim already has 256 reservations and none for this pod.
         """
         pairs = self._pod_claims(pod, strict=True)
+        pending = dict(allocations or {})
+        self._in_step()
         for key, claim in pairs:
             if is_fully_reserved(claim) and not is_reserved_for_pod(pod, claim):
+                for allocated_key, allocated_claim in pending.items():
+                    self._set_claim(allocated_key, allocated_claim)
                 raise ReservationError(
                     f"claim {key} already has max number of reservations set, can't add more"
                 )
-        self._in_step()
         for key, _ in pairs:
-            current = self._claim(key)  # re-read, never the caller's or a stale object (#33)
+            allocated = pending.pop(key) if key in pending else None
+            # Re-read, never the caller's or a stale object (#33).
+            current = self._claim(key) if allocated is None else allocated
             assert current is not None  # resolved above; nothing here deletes claims
             updated = with_pod_reservation(current, pod)
-            if updated is not current:
+            if allocated is not None:
+                self._set_claim(key, updated)
+            elif updated is not current:
                 self._set_claim(key, updated, allocation_changed=False)
+        for key, left in pending.items():  # allocated, but not one of the pod's claims
+            self._set_claim(key, left)
 
     def unreserve_pod_claims(self, pod: KubeObject) -> None:
         """Remove ``pod``'s reservation from every claim it references (an unschedule).

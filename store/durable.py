@@ -105,7 +105,11 @@ class Store:
         self._layers: list[_Layer] = []
         self._base_pending: dict[Key, Any] = {}
         self._touched: dict[Key, Any] = {}
+        # (ts, op, depth, layer, parent, label, kind, key, encoded value) per operation since
+        # the last flush; the flush turns each into a journal row.
         self._journal: list[tuple[Any, ...]] | None = None
+        # The latest journaled value of each key and its encoding, for the flush to reuse.
+        self._encoded: dict[Key, tuple[Any, str]] = {}
         self._bounded: int | None = None
         self._seq = 1
         self._next_layer = 1
@@ -417,7 +421,7 @@ class Store:
         layers.append(_Layer(label, instance, now))
         depth = len(layers)
         if self._journal is not None:
-            self._journal.append((now, "fork", depth, instance, parent, label))
+            self._journal.append((now, "fork", depth, instance, parent, label, None, None, None))
         # No policy tick here: every fork ends in a revert or commit, which ticks.
         return depth
 
@@ -438,7 +442,9 @@ class Store:
         if not top.fresh and depth < self._truncate:
             self._truncate = depth
         if self._journal is not None:
-            self._journal.append((_now(), "revert", depth, top.instance))
+            self._journal.append(
+                (_now(), "revert", depth, top.instance, None, None, None, None, None)
+            )
         self._ops_left -= 1
         if self._ops_left <= 0:
             self._tick()
@@ -509,7 +515,9 @@ class Store:
             self._base_pending.update(top.changes)
             into = 0
         if self._journal is not None:
-            self._journal.append((_now(), "commit", depth, top.instance, into))
+            self._journal.append(
+                (_now(), "commit", depth, top.instance, into, None, None, None, None)
+            )
         gap = self._on_base_commit
         if (
             not layers  # only a commit into the base reads the clock
@@ -732,12 +740,18 @@ class Store:
 
     def _write(self, kind: str, key: str, value: Any, op: str) -> None:
         """Apply a checked put (or, with TOMBSTONE, a delete) to the top layer and journal it."""
+        ck = (kind, key)
+        journal = self._journal
+        if journal is not None:
+            # Encoded now, not at the flush: the buffer then holds text, not the value, so a
+            # value overwritten before the flush is freed at once (a buffer of values kept
+            # whole object trees alive, and Python's full GC passes grew with them).
+            text = None if value is TOMBSTONE else encode(value)
         kc = self._values.get(kind)
         if kc is None:
             kc = self._values[kind] = {}
         bounded = self._bounded is not None
         old = kc.get(key, MISS if bounded else ABSENT)
-        ck = (kind, key)
         if ck not in self._touched:
             self._touched[ck] = old
         layers = self._layers
@@ -762,20 +776,11 @@ class Store:
             kc[key] = value
             if bounded:
                 self._evict(kc)
-        if self._journal is not None:
-            self._journal.append(
-                (
-                    _now(),
-                    op,
-                    len(layers),
-                    layers[-1].instance if layers else 0,
-                    None,
-                    None,
-                    kind,
-                    key,
-                    None if value is TOMBSTONE else value,
-                )
-            )
+        if journal is not None:
+            if text is not None:
+                self._encoded[ck] = (value, text)  # the flush's entry row reuses the text
+            top_instance = layers[-1].instance if layers else 0
+            journal.append((_now(), op, len(layers), top_instance, None, None, kind, key, text))
         self._ops_left -= 1
         if self._ops_left <= 0:
             self._tick()

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from snapshot.claims import is_for_pod
+from snapshot.claims import is_for_pod, key_of
 from snapshot.cluster import ClusterSnapshot
 from snapshot.errors import AlreadyTrackedError, NotFoundError, SchedulingError
-from snapshot.pods import Resources, node_allocatable, pod_requests
+from snapshot.pods import Resources, node_allocatable, pod_key, pod_requests
 from store import MemoryStore
 from tests.conftest import Backend
 from tests.snapshot.cluster_builders import (
@@ -482,6 +482,27 @@ def test_devices_run_out(harness: ClusterHarness) -> None:
     assert cs.schedule_pod_anywhere(second) is None
     cs = harness.reopen(cs)
     assert_state(cs, SCHEDULED.but(claims=[*SCHEDULED.claims, second_owned]))
+
+
+class _CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.puts: list[tuple[str, str]] = []
+
+    def put(self, kind: str, key: str, value: Any) -> None:
+        self.puts.append((kind, key))
+        super().put(kind, key, value)
+
+
+def test_scheduling_writes_each_claim_once() -> None:
+    """Allocation and reservation land in one write per claim (one journal row each)."""
+    store = _CountingStore()
+    cs = build_cluster(store, NODE_READY.but(claims=[OWNED, SHARED]))
+    store.puts.clear()
+    cs.schedule_pod(POD, NODE)
+    claims = [("ResourceClaim", key_of(c)) for c in (OWNED, SHARED)]
+    assert sorted(store.puts) == sorted([("Pod", pod_key(POD)), *claims])
+    assert_state(cs, SCHEDULED)
 
 
 # -- caller objects are never mutated -----------------------------------------------------------
