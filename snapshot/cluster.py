@@ -20,15 +20,15 @@ no rollback when the reservation step fails after allocating (spec §3.4).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from snapshot.allocator import allocate
 from snapshot.claims import is_allocated, key_of
 from snapshot.dra import DraSnapshot
-from snapshot.dra_listers import NON_LOCAL_SLICES_KEY
+from snapshot.dra_listers import NON_LOCAL_SLICES_KEY, SLICE_KIND
 from snapshot.errors import (
     AlreadyTrackedError,
     NotFoundError,
@@ -388,9 +388,17 @@ class ClusterSnapshot:
         key = pod.key
         if key in self._pods.node_of:
             return f"pod {key} is already on node {self._pods.node_of[key][0]}"
-        free = self.free_resources(node)
         want = pod.requests
-        if not want.fits_in(free):
+        alloc = _allocatable(node)
+        used = self._pods.used.get(node_name, _NOTHING)
+        # Compared field by field: this runs for every node a pod tries, and building the free
+        # Resources (a frozen dataclass) cost more than the comparison.
+        if (
+            want.cpu + used.cpu > alloc.cpu
+            or want.memory + used.memory > alloc.memory
+            or want.pods + used.pods > alloc.pods
+        ):
+            free = alloc - used
             short = [
                 what
                 for what, need, have in (
@@ -456,58 +464,64 @@ class ClusterSnapshot:
                 )
 
     def _any_free_device(self, slices: list[KubeObject]) -> bool:
-        in_use = self.dra.resource_claims.allocated_devices_view()
+        in_pool = self.dra.resource_claims.allocated_in_pool
         for slice_ in slices:
-            for device in _device_ids(slice_):
-                if device not in in_use:
-                    return True
+            driver, pool, names = _device_names(slice_)
+            if not names <= in_pool(driver, pool):
+                return True
         return False
 
     def _slices_for(self, node_name: str) -> list[KubeObject]:
-        local = self.dra.node_resource_slices(node_name) or []
-        if any(
-            ((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1) > 1
-            for s in local
-        ):
-            return (
-                self.dra.resource_slices.list()
-            )  # a pool spread over nodes: completeness needs all
-        global_slices = self.dra.node_resource_slices(NON_LOCAL_SLICES_KEY) or []
-        return local + global_slices if global_slices else local
+        local: list[KubeObject] = self._store.get(SLICE_KIND, node_name) or []
+        spread: bool = bool(local) and _remembered(local, _any_pool_spread)
+        if spread:
+            # A pool spread over nodes: completeness needs every slice.
+            return self.dra.resource_slices.list()
+        global_slices: list[KubeObject] | None = self._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
+        return [*local, *global_slices] if global_slices else list(local)
 
 
-_DEVICE_IDS: dict[int, tuple[KubeObject, tuple[tuple[str, str, str], ...]]] = {}
-_ALLOCATABLE: dict[int, tuple[KubeObject, Resources]] = {}
+_Derived = TypeVar("_Derived")
+_MEMO: dict[object, dict[int, tuple[Any, Any]]] = {}
 
 
-def _allocatable(node: KubeObject) -> Resources:
-    """``node_allocatable``, remembered per node object (a store value, never mutated)."""
-    hit = _ALLOCATABLE.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    if len(_ALLOCATABLE) > 100_000:
-        _ALLOCATABLE.clear()
-    value = node_allocatable(node)
-    _ALLOCATABLE[id(node)] = (node, value)
+def _remembered(obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
+    """``derive(obj)``, remembered per object: store values are never mutated (the store's
+    contract), so the object identifies what is derived from it. Each cache is bounded."""
+    cache = _MEMO.get(derive)
+    if cache is None:
+        cache = _MEMO[derive] = {}
+    hit = cache.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        value: _Derived = hit[1]
+        return value
+    if len(cache) > 100_000:
+        cache.clear()
+    value = derive(obj)
+    cache[id(obj)] = (obj, value)
     return value
 
 
-def _device_ids(slice_: KubeObject) -> tuple[tuple[str, str, str], ...]:
-    """(driver, pool, device) of every device of a slice, remembered per slice object.
+def _allocatable(node: KubeObject) -> Resources:
+    return _remembered(node, node_allocatable)
 
-    Slices are values of the store, never mutated (its contract): the object identifies them.
-    """
-    hit = _DEVICE_IDS.get(id(slice_))
-    if hit is not None and hit[0] is slice_:
-        return hit[1]
+
+def _names_of_devices(slice_: KubeObject) -> tuple[str, str, frozenset[str]]:
     spec = slice_.get("spec") or {}
     driver = str(spec.get("driver"))
     pool = str((spec.get("pool") or {}).get("name"))
-    ids = tuple((driver, pool, str(d.get("name"))) for d in spec.get("devices") or ())
-    if len(_DEVICE_IDS) > 100_000:
-        _DEVICE_IDS.clear()
-    _DEVICE_IDS[id(slice_)] = (slice_, ids)
-    return ids
+    return driver, pool, frozenset(str(d.get("name")) for d in spec.get("devices") or ())
+
+
+def _device_names(slice_: KubeObject) -> tuple[str, str, frozenset[str]]:
+    """(driver, pool, names of its devices) of a slice."""
+    return _remembered(slice_, _names_of_devices)
+
+
+def _any_pool_spread(slices: list[KubeObject]) -> bool:
+    return any(
+        ((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1) > 1 for s in slices
+    )
 
 
 def _needs_free_device(claims: Iterable[KubeObject]) -> bool:

@@ -14,6 +14,7 @@ answers a list the scheduler reads on every attempt without a scan of the store:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, TypeAlias
 
 from snapshot.claims import DeviceId, allocated_device_ids
@@ -21,19 +22,29 @@ from snapshot.claims import DeviceId, allocated_device_ids
 __all__ = ["DeviceIndex", "LayerLog", "ListCache", "Mark"]
 
 Devices: TypeAlias = tuple[DeviceId, ...]
+_NONE: frozenset[str] = frozenset()
 Mark: TypeAlias = tuple[int, int] | None
 """A list cache's (generation, length) before a layer changed it; None: it was not built."""
 
 
 class DeviceIndex:
-    """Allocated devices per claim key, with a reference count per device."""
+    """Allocated devices per claim key, with a reference count per device.
 
-    __slots__ = ("by_claim", "frozen", "refs")
+    ``by_pool`` holds the allocated device names of each (driver, pool): "is every device of
+    this slice taken?" is then one C-level subset test instead of a Python loop of lookups.
+    """
+
+    __slots__ = ("by_claim", "by_pool", "frozen", "refs")
 
     def __init__(self) -> None:
         self.by_claim: dict[str, Devices] = {}
         self.refs: dict[DeviceId, int] = {}
+        self.by_pool: dict[tuple[str, str], set[str]] = {}
         self.frozen: frozenset[DeviceId] | None = frozenset()
+
+    def in_pool(self, driver: str, pool: str) -> AbstractSet[str]:
+        """The allocated device names of a pool (live: test it right away)."""
+        return self.by_pool.get((driver, pool), _NONE)
 
     def devices(self) -> frozenset[DeviceId]:
         """Every allocated device; the same object until the set changes. O(1) or O(devices)."""
@@ -48,6 +59,7 @@ class DeviceIndex:
         if old == devices:
             return old
         refs = self.refs
+        by_pool = self.by_pool
         for device in old:
             count = refs[device] - 1
             if count:
@@ -55,11 +67,20 @@ class DeviceIndex:
             else:
                 del refs[device]
                 self.frozen = None
+                names = by_pool[device[0], device[1]]
+                names.discard(device[2])
+                if not names:
+                    del by_pool[device[0], device[1]]
         for device in devices:
             count = refs.get(device, 0)
             refs[device] = count + 1
             if not count:
                 self.frozen = None
+                taken = by_pool.get((device[0], device[1]))
+                if taken is None:
+                    by_pool[device[0], device[1]] = {device[2]}
+                else:
+                    taken.add(device[2])
         if devices:
             self.by_claim[key] = devices
         else:
@@ -70,6 +91,7 @@ class DeviceIndex:
         """Start over from every claim (key -> claim). O(claims)."""
         self.by_claim.clear()
         self.refs.clear()
+        self.by_pool.clear()
         self.frozen = None
         for key, claim in claims.items():
             devices = allocated_device_ids(claim)

@@ -92,6 +92,12 @@ class ResourceClaimTracker:
         snap._in_step()
         return snap._index.refs.keys()
 
+    def allocated_in_pool(self, driver: str, pool: str) -> AbstractSet[str]:
+        """The allocated device names of one pool (a live view, as allocated_devices_view)."""
+        snap = self._snap
+        snap._in_step()
+        return snap._index.in_pool(driver, pool)
+
     def signal_claim_pending_allocation(self, claim_uid: str, allocated_claim: KubeObject) -> None:
         """Store ``allocated_claim`` (as given) in the top layer: the DRA plugin's Reserve.
 

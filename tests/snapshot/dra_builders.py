@@ -196,7 +196,15 @@ def recomputed_devices(snap: DraSnapshot) -> set[tuple[str, str, str]]:
 
 
 def assert_index_consistent(snap: DraSnapshot) -> None:
-    assert snap.resource_claims.list_all_allocated_devices() == recomputed_devices(snap)
+    devices = recomputed_devices(snap)
+    tracker = snap.resource_claims
+    assert tracker.list_all_allocated_devices() == devices
+    pools = {(d, p) for d, p, _ in devices} | {
+        (s["spec"]["driver"], s["spec"]["pool"]["name"]) for s in snap.resource_slices.list()
+    }
+    for driver, pool in pools:
+        names = {name for d, p, name in devices if (d, p) == (driver, pool)}
+        assert set(tracker.allocated_in_pool(driver, pool)) == names, (driver, pool)
 
 
 def state(snap: DraSnapshot) -> dict[str, Any]:
