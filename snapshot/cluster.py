@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
@@ -323,7 +324,31 @@ class ClusterSnapshot:
             NotFoundError: the pod references a claim that is not tracked.
         """
         prepared = self._prepare(pod)
+        if prepared.key in self._pods.node_of:
+            return None  # already on a node: placing it again is refused everywhere
+        # Nodes _plan would refuse for resources or for want of a free device are skipped with
+        # the cheap checks first: this loop runs for every node of the cluster.
+        want = prepared.requests
+        get = self._store.get
+        used_on = self._pods.used.get
+        allocated = self.dra.resource_claims.allocated_by_pool()
+        global_slices = get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
+        check_devices = prepared.needs_free_device and not (
+            global_slices and _free_in(_slice_list_devices(global_slices)[1], allocated)
+        )
         for node_name in self.node_names() if nodes is None else nodes:
+            node: KubeObject | None = get(NODE_KIND, node_name)
+            if node is None:
+                continue
+            if not _fits(want, _allocatable(node), used_on(node_name, _NOTHING)):
+                continue
+            if check_devices:
+                local = get(SLICE_KIND, node_name)
+                if not local:
+                    continue  # no local slice and no free global device
+                spread, pools = _slice_list_devices(local)
+                if not spread and not _free_in(pools, allocated):
+                    continue
             placement = self._plan(prepared, node_name)
             if not isinstance(placement, str):
                 self._apply(pod, placement)
@@ -391,13 +416,7 @@ class ClusterSnapshot:
         want = pod.requests
         alloc = _allocatable(node)
         used = self._pods.used.get(node_name, _NOTHING)
-        # Compared field by field: this runs for every node a pod tries, and building the free
-        # Resources (a frozen dataclass) cost more than the comparison.
-        if (
-            want.cpu + used.cpu > alloc.cpu
-            or want.memory + used.memory > alloc.memory
-            or want.pods + used.pods > alloc.pods
-        ):
+        if not _fits(want, alloc, used):
             free = alloc - used
             short = [
                 what
@@ -419,7 +438,8 @@ class ClusterSnapshot:
         if not pod.pending:
             return _Placement(node, [])
         slices = self._slices_for(node_name)
-        if pod.needs_free_device and not self._any_free_device(slices):
+        allocated = self.dra.resource_claims.allocated_by_pool()
+        if pod.needs_free_device and not _free_in(map(_device_names, slices), allocated):
             return f"no free device on node {node_name} for pod {key}'s claims"
         results = allocate(
             node,
@@ -463,17 +483,9 @@ class ClusterSnapshot:
                     f"available: {str(available).lower()})"
                 )
 
-    def _any_free_device(self, slices: list[KubeObject]) -> bool:
-        in_pool = self.dra.resource_claims.allocated_in_pool
-        for slice_ in slices:
-            driver, pool, names = _device_names(slice_)
-            if not names <= in_pool(driver, pool):
-                return True
-        return False
-
     def _slices_for(self, node_name: str) -> list[KubeObject]:
         local: list[KubeObject] = self._store.get(SLICE_KIND, node_name) or []
-        spread: bool = bool(local) and _remembered(local, _any_pool_spread)
+        spread = bool(local) and _slice_list_devices(local)[0]
         if spread:
             # A pool spread over nodes: completeness needs every slice.
             return self.dra.resource_slices.list()
@@ -482,15 +494,12 @@ class ClusterSnapshot:
 
 
 _Derived = TypeVar("_Derived")
-_MEMO: dict[object, dict[int, tuple[Any, Any]]] = {}
+_Cache = dict[int, tuple[Any, Any]]
 
 
-def _remembered(obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
+def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
     """``derive(obj)``, remembered per object: store values are never mutated (the store's
     contract), so the object identifies what is derived from it. Each cache is bounded."""
-    cache = _MEMO.get(derive)
-    if cache is None:
-        cache = _MEMO[derive] = {}
     hit = cache.get(id(obj))
     if hit is not None and hit[0] is obj:
         value: _Derived = hit[1]
@@ -502,26 +511,58 @@ def _remembered(obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
     return value
 
 
+_ALLOCATABLE: _Cache = {}
+_DEVICE_NAMES: _Cache = {}
+_SLICE_LISTS: _Cache = {}
+PoolKey = tuple[str, str]
+PoolDevices = tuple[PoolKey, frozenset[str]]
+
+
 def _allocatable(node: KubeObject) -> Resources:
-    return _remembered(node, node_allocatable)
+    return _remembered(_ALLOCATABLE, node, node_allocatable)
 
 
-def _names_of_devices(slice_: KubeObject) -> tuple[str, str, frozenset[str]]:
+def _fits(want: Resources, alloc: Resources, used: Resources) -> bool:
+    # Field by field: this runs for every node a pod tries, and building the free Resources
+    # (a frozen dataclass) cost more than the comparison.
+    return (
+        want.cpu + used.cpu <= alloc.cpu
+        and want.memory + used.memory <= alloc.memory
+        and want.pods + used.pods <= alloc.pods
+    )
+
+
+def _names_of_devices(slice_: KubeObject) -> PoolDevices:
     spec = slice_.get("spec") or {}
-    driver = str(spec.get("driver"))
-    pool = str((spec.get("pool") or {}).get("name"))
-    return driver, pool, frozenset(str(d.get("name")) for d in spec.get("devices") or ())
+    pool = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
+    return pool, frozenset(str(d.get("name")) for d in spec.get("devices") or ())
 
 
-def _device_names(slice_: KubeObject) -> tuple[str, str, frozenset[str]]:
-    """(driver, pool, names of its devices) of a slice."""
-    return _remembered(slice_, _names_of_devices)
+def _device_names(slice_: KubeObject) -> PoolDevices:
+    """(driver, pool) and the names of the devices of a slice."""
+    return _remembered(_DEVICE_NAMES, slice_, _names_of_devices)
 
 
-def _any_pool_spread(slices: list[KubeObject]) -> bool:
-    return any(
+def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
+    spread = any(
         ((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1) > 1 for s in slices
     )
+    return spread, tuple(_device_names(s) for s in slices)
+
+
+def _slice_list_devices(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
+    """Of a stored slice list (one node's, or the global one): whether a pool of it spreads
+    over several slices (then every slice counts), and the devices of each slice."""
+    return _remembered(_SLICE_LISTS, slices, _devices_of_list)
+
+
+def _free_in(pools: Iterable[PoolDevices], allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:
+    """Whether some device is not allocated: one C-level subset test per slice."""
+    for pool, names in pools:
+        taken = allocated.get(pool)
+        if taken is None or not names <= taken:
+            return True
+    return False
 
 
 def _needs_free_device(claims: Iterable[KubeObject]) -> bool:

@@ -14,7 +14,6 @@ answers a list the scheduler reads on every attempt without a scan of the store:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from collections.abc import Set as AbstractSet
 from typing import Any, TypeAlias
 
 from snapshot.claims import DeviceId, allocated_device_ids
@@ -22,7 +21,6 @@ from snapshot.claims import DeviceId, allocated_device_ids
 __all__ = ["DeviceIndex", "LayerLog", "ListCache", "Mark"]
 
 Devices: TypeAlias = tuple[DeviceId, ...]
-_NONE: frozenset[str] = frozenset()
 Mark: TypeAlias = tuple[int, int] | None
 """A list cache's (generation, length) before a layer changed it; None: it was not built."""
 
@@ -41,10 +39,6 @@ class DeviceIndex:
         self.refs: dict[DeviceId, int] = {}
         self.by_pool: dict[tuple[str, str], set[str]] = {}
         self.frozen: frozenset[DeviceId] | None = frozenset()
-
-    def in_pool(self, driver: str, pool: str) -> AbstractSet[str]:
-        """The allocated device names of a pool (live: test it right away)."""
-        return self.by_pool.get((driver, pool), _NONE)
 
     def devices(self) -> frozenset[DeviceId]:
         """Every allocated device; the same object until the set changes. O(1) or O(devices)."""

@@ -8,6 +8,7 @@ snapshot, serving reads from the store and from the snapshot's derived indexes
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Final
 
@@ -92,11 +93,12 @@ class ResourceClaimTracker:
         snap._in_step()
         return snap._index.refs.keys()
 
-    def allocated_in_pool(self, driver: str, pool: str) -> AbstractSet[str]:
-        """The allocated device names of one pool (a live view, as allocated_devices_view)."""
+    def allocated_by_pool(self) -> Mapping[tuple[str, str], AbstractSet[str]]:
+        """The allocated device names of each (driver, pool) that has any: a live, read-only
+        view, as :meth:`allocated_devices_view` (test it right away)."""
         snap = self._snap
         snap._in_step()
-        return snap._index.in_pool(driver, pool)
+        return snap._index.by_pool
 
     def signal_claim_pending_allocation(self, claim_uid: str, allocated_claim: KubeObject) -> None:
         """Store ``allocated_claim`` (as given) in the top layer: the DRA plugin's Reserve.

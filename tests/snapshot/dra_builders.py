@@ -202,9 +202,11 @@ def assert_index_consistent(snap: DraSnapshot) -> None:
     pools = {(d, p) for d, p, _ in devices} | {
         (s["spec"]["driver"], s["spec"]["pool"]["name"]) for s in snap.resource_slices.list()
     }
+    by_pool = tracker.allocated_by_pool()
     for driver, pool in pools:
         names = {name for d, p, name in devices if (d, p) == (driver, pool)}
-        assert set(tracker.allocated_in_pool(driver, pool)) == names, (driver, pool)
+        assert set(by_pool.get((driver, pool), ())) == names, (driver, pool)
+    assert all(by_pool.values()), "a pool with no allocated device is kept"
 
 
 def state(snap: DraSnapshot) -> dict[str, Any]:
