@@ -17,9 +17,9 @@ from typing import Any
 
 from tools.bench.backends import open_backend
 from tools.bench.workloads import (
-    changed_keys_seconds,
+    changed_keys_samples,
     fill,
-    fork_revert_seconds,
+    fork_revert_samples,
     run_workload,
 )
 
@@ -150,14 +150,14 @@ def run_scaling(
                 progress(f"scaling: {backend} at {keys:,} keys")
                 fill(store, keys, start=filled)
                 filled = keys
-                t = fork_revert_seconds(store)
-                rows.append(Row(f"fork+revert @ {keys:,} keys", backend, t, [t]))
+                ts = fork_revert_samples(store)
+                rows.append(Row(f"fork+revert @ {keys:,} keys", backend, statistics.median(ts), ts))
             for k in changed:
                 progress(f"scaling: {backend}, {k:,} changed keys")
-                t = changed_keys_seconds(store, k, commit=True)
-                rows.append(Row(f"commit of {k:,} changed keys", backend, t, [t]))
-                t = changed_keys_seconds(store, k, commit=False)
-                rows.append(Row(f"revert of {k:,} changed keys", backend, t, [t]))
+                for what, commit in (("commit", True), ("revert", False)):
+                    ts = changed_keys_samples(store, k, commit=commit)
+                    label = f"{what} of {k:,} changed keys"
+                    rows.append(Row(label, backend, statistics.median(ts), ts))
     bounded: tuple[tuple[str, dict[str, Any]], ...] = (
         ("memory", {}),
         ("sqlite", {"cache_size": BOUNDED_CACHE}),

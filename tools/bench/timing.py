@@ -18,6 +18,10 @@ def set_scale(scale: float) -> None:
     _SCALE[0] = scale
 
 
+def scale() -> float:
+    return _SCALE[0]
+
+
 def per_op_us(run: Callable[[int], None], *, number: int, repeat: int = 5) -> float:
     """Median over ``repeat`` runs of ``run(number)``, in µs per operation."""
     number = max(5, int(number * _SCALE[0]))

@@ -17,12 +17,12 @@ from __future__ import annotations
 import gc
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from snapshot.cluster import ClusterSnapshot
 from snapshot.pods import claims_from_templates
+from tools.bench import timing
 from tools.bench.backends import AnyStore
 from tools.scenarios import objects
 from tools.scenarios.base import Settings
@@ -160,28 +160,32 @@ def fill(store: AnyStore, keys: int, *, start: int = 0, batch: int = 100_000) ->
     store.checkpoint()
 
 
-def per_op_seconds(op: Callable[[], None], budget: float = 0.3, most: int = 20_000) -> float:
-    """Median-free quick estimate: repeat ``op`` within a time budget; seconds per call."""
-    count = 0
-    began = time.perf_counter()
-    while count < most:
-        op()
-        count += 1
-        if time.perf_counter() - began > budget:
-            break
-    return (time.perf_counter() - began) / count
+def fork_revert_samples(store: AnyStore, *, samples: int = 5, batch: int = 2_000) -> list[float]:
+    """Seconds per Fork+Revert in each of ``samples`` batches (after a warm-up batch), with
+    the GC paused as in ``drasnap bench store``: the cell reports their median. A checkpoint
+    the store's policy takes lands in one batch, as it would in one stretch of a run."""
+    batch = max(5, int(batch * timing.scale()))
+    out = []
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for n in range(samples + 1):
+            began = time.perf_counter()
+            for _ in range(batch):
+                store.fork()
+                store.revert()
+            if n:  # the first batch is the warm-up
+                out.append((time.perf_counter() - began) / batch)
+    finally:
+        if enabled:
+            gc.enable()
+    return out
 
 
-def fork_revert_seconds(store: AnyStore) -> float:
-    def op() -> None:
-        store.fork()
-        store.revert()
-
-    return per_op_seconds(op)
-
-
-def changed_keys_seconds(store: AnyStore, changed: int, *, commit: bool) -> float:
-    """Seconds for one commit (or revert) of a layer in which ``changed`` keys were put."""
+def changed_keys_samples(store: AnyStore, changed: int, *, commit: bool) -> list[float]:
+    """Seconds for one commit (or revert) of a layer in which ``changed`` keys were put, three
+    times: the cell reports their median."""
     samples = []
     for _ in range(3):
         store.fork("outer")
@@ -196,4 +200,4 @@ def changed_keys_seconds(store: AnyStore, changed: int, *, commit: bool) -> floa
         samples.append(time.perf_counter() - began)
         while store.depth:
             store.revert()
-    return sorted(samples)[1]
+    return samples
