@@ -163,8 +163,14 @@ def fill(store: AnyStore, keys: int, *, start: int = 0, batch: int = 100_000) ->
 def fork_revert_samples(store: AnyStore, *, samples: int = 5, batch: int = 2_000) -> list[float]:
     """Seconds per Fork+Revert in each of ``samples`` batches (after a warm-up batch), with
     the GC paused as in ``drasnap bench store``: the cell reports their median. A checkpoint
-    the store's policy takes lands in one batch, as it would in one stretch of a run."""
-    batch = max(5, int(batch * timing.scale()))
+    the store's policy takes lands in one batch, as it would in one stretch of a run.
+    Batches are up to ``batch`` operations, fewer when one operation is slow."""
+    began = time.perf_counter()
+    store.fork()
+    store.revert()
+    once = time.perf_counter() - began
+    # A batch lasts ~50 ms at most: deepcopy's Fork of a large state takes whole seconds.
+    batch = max(1, min(int(batch * timing.scale()), int(0.05 / max(once, 1e-9))))
     out = []
     enabled = gc.isenabled()
     gc.collect()
