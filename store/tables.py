@@ -81,7 +81,10 @@ layers = Table(
 entries = Table(
     "entries",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    # 64-bit on PostgreSQL (migration 0003); on SQLite exactly INTEGER, the rowid's alias.
+    Column(
+        "id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    ),
     Column("store_id", Integer, ForeignKey("stores.id"), nullable=False),
     Column("kind", String(200), nullable=False),
     Column("key", Text, nullable=False),

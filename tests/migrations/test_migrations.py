@@ -76,6 +76,23 @@ def test_models_and_migrations_do_not_drift(database: Database) -> None:
     engine.dispose()
 
 
+def test_entry_ids_past_32_bits(database: Database) -> None:
+    """Every flush's upserts draw entry ids (on PostgreSQL, updates too): a long-lived database
+    goes past 2**31 - 1 and must go on working (migration 0003)."""
+    with Store.open(database.target) as store:
+        store.put("k", "a", 1)
+    if database.kind == "postgres":
+        database.sql("SELECT setval(pg_get_serial_sequence('entries', 'id'), 3000000000)")
+    else:
+        database.sql("UPDATE entries SET id = 3000000000")
+    with Store.open(database.target) as store:
+        store.put("k", "b", 2)
+        store.put("k", "a", 3)
+    assert max(i for (i,) in database.sql("SELECT id FROM entries")) > 3_000_000_000
+    with Store.open(database.target, readonly=True) as store:
+        assert store.items("k") == {"a": 3, "b": 2}
+
+
 def test_newer_revision_is_refused_without_change(database: Database) -> None:
     with Store.open(database.target) as store:
         store.put("k", "a", {"v": 1})
