@@ -18,7 +18,7 @@ import pytest
 from store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
-ARGS = ["simulate", "scale-down", "--nodes", "300", "--seed", "7", "--json"]
+ARGS = ["simulate", "scale-down", "--nodes", "600", "--seed", "7", "--json"]
 TRIALS = 5
 
 
@@ -75,8 +75,9 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(
     victim = drasnap(*ARGS, "--db", str(db), "--checkpoint-every", "0.05")
     # Kill somewhere after a random step has been checkpointed, a random moment later, so the
     # kill lands mid-run whatever the machine's speed.
-    # (Steps past ~180 of 300 are quick: every candidate there fails at its first pod.)
-    wait_for_step(db, rng.randrange(5, 160), victim)
+    # (Steps past ~340 of 600 are quick: every candidate there fails at its first pod; a kill
+    # after step 300 could land after the run's end, ~0.8 s later on this project's machine.)
+    wait_for_step(db, rng.randrange(5, 300), victim)
     time.sleep(rng.uniform(0.0, 0.1))
     victim.send_signal(signal.SIGKILL)
     out, _ = victim.communicate()
