@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from hashlib import blake2b
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -27,19 +27,13 @@ DIGEST_MOD = 2**128
 EMPTY_DIGEST = "0" * 32
 
 
-# Containers already checked, by id, each kept alive by this map so its id cannot be reused.
-# Objects built copy-on-write share most of their subtrees with the value they replace (a new
-# claim dict whose ``spec`` and ``metadata`` are the old ones): those are not walked again. This
-# leans on the read-only contract: a value is never mutated after it was put.
-_CHECKED: dict[int, Any] = {}
-_CHECKED_MAX = 1 << 16
-
-
-def _remember(value: Any) -> None:
-    if len(_CHECKED) >= _CHECKED_MAX:
-        for key in list(_CHECKED)[: _CHECKED_MAX // 4]:  # forget the oldest quarter
-            del _CHECKED[key]
-    _CHECKED[id(value)] = value
+# Passthrough makes orjson refuse what it would otherwise turn into something else (datetimes,
+# dataclasses, subclasses of str/int/dict/list such as OrderedDict), instead of encoding it.
+_CHECKING = orjson.OPT_SORT_KEYS | (
+    orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
 
 
 class _BadValue(Exception):
@@ -60,8 +54,6 @@ def _check(value: Any) -> None:
                 raise _BadValue("a string that is not valid UTF-8 (lone surrogate)") from exc
         return
     if t is dict:
-        if _CHECKED.get(id(value)) is value:
-            return
         for k, v in value.items():
             if type(k) is not str:
                 raise _BadValue(f"a dict key of type {type(k).__name__} (JSON keys are strings)")
@@ -70,18 +62,14 @@ def _check(value: Any) -> None:
             except _BadValue as bad:
                 bad.path.append(f".{k}")
                 raise
-        _remember(value)
         return
     if t is list:
-        if _CHECKED.get(id(value)) is value:
-            return
         for i, v in enumerate(value):
             try:
                 _check(v)
             except _BadValue as bad:
                 bad.path.append(f"[{i}]")
                 raise
-        _remember(value)
         return
     if t is int:
         if not _INT_MIN <= value <= _INT_MAX:
@@ -98,8 +86,25 @@ def _check(value: Any) -> None:
     raise _BadValue(f"a value of type {t.__name__}")
 
 
-def check_value(value: Any, *, kind: str, key: str) -> None:
-    """Raise :class:`InvalidValueError` unless ``value`` is exactly JSON-representable."""
+def checked_encoding(value: Any, *, kind: str, key: str) -> str:
+    """The canonical encoding of ``value`` (as :func:`encode`), once it is known to come back
+    from JSON equal to itself; else raise :class:`InvalidValueError` naming the first offending
+    part ("at $.spec.devices[2]").
+
+    The check is orjson's: an encoding of what it can encode, decoded and compared with the
+    value (a tuple comes back a list, NaN comes back null: not equal), all in C. Only a refused
+    value is walked in Python, to say where it went wrong.
+    """
+    try:
+        data = orjson.dumps(value, option=_CHECKING)
+    except TypeError:
+        data = None
+    if data is None or orjson.loads(data) != value:
+        _refuse(value, kind, key)
+    return data.decode()
+
+
+def _refuse(value: Any, kind: str, key: str) -> NoReturn:
     try:
         _check(value)
     except _BadValue as bad:
@@ -107,6 +112,15 @@ def check_value(value: Any, *, kind: str, key: str) -> None:
         raise InvalidValueError(
             f"value for {kind}/{key} is not JSON: {bad.reason} at {path}", path=path
         ) from None
+    raise InvalidValueError(  # a part whose type passes but does not come back equal
+        f"value for {kind}/{key} is not JSON: it does not come back equal from its encoding",
+        path="$",
+    )
+
+
+def check_value(value: Any, *, kind: str, key: str) -> None:
+    """Raise :class:`InvalidValueError` unless ``value`` is exactly JSON-representable."""
+    checked_encoding(value, kind=kind, key=key)
 
 
 def check_name(kind: object, key: object) -> None:

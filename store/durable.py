@@ -44,7 +44,14 @@ from typing import Any, ClassVar
 from sqlalchemy import Connection, Engine
 
 from store import _sql, persist
-from store.codec import check_name, check_text, check_value, encode, entry_hash, format_digest
+from store.codec import (
+    check_name,
+    check_text,
+    checked_encoding,
+    encode,
+    entry_hash,
+    format_digest,
+)
 from store.errors import (
     InvalidValueError,
     NotADatabaseError,
@@ -724,8 +731,7 @@ class Store:
         if self._blocked:
             self._writable("put into")
         check_name(kind, key)
-        check_value(value, kind=kind, key=key)
-        self._write(kind, key, value, "put")
+        self._write(kind, key, value, "put", checked_encoding(value, kind=kind, key=key))
 
     def delete(self, kind: str, key: str) -> None:
         """Tombstone ``kind/key`` in the top layer (also when it does not exist).
@@ -736,17 +742,17 @@ class Store:
         if self._blocked:
             self._writable("delete from")
         check_name(kind, key)
-        self._write(kind, key, TOMBSTONE, "delete")
+        self._write(kind, key, TOMBSTONE, "delete", None)
 
-    def _write(self, kind: str, key: str, value: Any, op: str) -> None:
-        """Apply a checked put (or, with TOMBSTONE, a delete) to the top layer and journal it."""
+    def _write(self, kind: str, key: str, value: Any, op: str, text: str | None) -> None:
+        """Apply a checked put (``text``: the value's encoding) or, with TOMBSTONE, a delete to
+        the top layer, and journal it.
+
+        The journal buffer holds the encoding, not the value, so a value overwritten before
+        the flush is freed at once (a buffer of values kept whole object trees alive, and
+        Python's full GC passes grew with them); the flush reuses it for the entry rows.
+        """
         ck = (kind, key)
-        journal = self._journal
-        if journal is not None:
-            # Encoded now, not at the flush: the buffer then holds text, not the value, so a
-            # value overwritten before the flush is freed at once (a buffer of values kept
-            # whole object trees alive, and Python's full GC passes grew with them).
-            text = None if value is TOMBSTONE else encode(value)
         kc = self._values.get(kind)
         if kc is None:
             kc = self._values[kind] = {}
@@ -776,11 +782,13 @@ class Store:
             kc[key] = value
             if bounded:
                 self._evict(kc)
-        if journal is not None:
-            if text is not None:
-                self._encoded[ck] = (value, text)  # the flush's entry row reuses the text
+        if text is not None:
+            self._encoded[ck] = (value, text)
+        if self._journal is not None:
             top_instance = layers[-1].instance if layers else 0
-            journal.append((_now(), op, len(layers), top_instance, None, None, kind, key, text))
+            self._journal.append(
+                (_now(), op, len(layers), top_instance, None, None, kind, key, text)
+            )
         self._ops_left -= 1
         if self._ops_left <= 0:
             self._tick()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import datetime
+import enum
+import uuid
 import importlib.util
 import sqlite3
 import sys
@@ -41,8 +44,28 @@ needs_psycopg = pytest.mark.skipif(
         (2**70, r"an integer outside the 64-bit range at \$"),
         ({"b": b"bytes"}, r"a value of type bytes at \$\.b"),
         ("\ud800", r"not valid UTF-8"),
+        (
+            {"spec": {"devices": [{"n": 1}, {"n": (2,)}]}},
+            r"a tuple .* at \$\.spec\.devices\[1\]\.n",
+        ),
+        ({"o": collections.OrderedDict(a=1)}, r"a value of type OrderedDict at \$\.o"),
+        ({"u": uuid.UUID(int=1)}, r"a value of type UUID at \$\.u"),
+        ({"f": [float("inf")]}, r"the float inf .* at \$\.f\[0\]"),
     ],
-    ids=["tuple", "int-key", "nan", "datetime", "set", "bigint", "bytes", "surrogate"],
+    ids=[
+        "tuple",
+        "int-key",
+        "nan",
+        "datetime",
+        "set",
+        "bigint",
+        "bytes",
+        "surrogate",
+        "nested-tuple",
+        "dict-subclass",
+        "uuid",
+        "inf",
+    ],
 )
 def test_non_json_values_are_refused_on_every_backend(
     backend: Any, value: Any, message: str
@@ -51,6 +74,18 @@ def test_non_json_values_are_refused_on_every_backend(
     with pytest.raises(InvalidValueError, match=message):
         store.put("pods", "p", value)
     assert store.get("pods", "p") is None  # nothing was written
+
+
+class _Level(enum.IntEnum):
+    HIGH = 2
+
+
+def test_int_and_str_enums_are_stored_as_their_values(backend: Any) -> None:
+    """They encode as their value and come back equal to it (a plain int after a reopen)."""
+    store = backend.open()
+    store.put("pods", "p", {"level": _Level.HIGH})
+    store = backend.reopen(store)
+    assert store.get("pods", "p") == {"level": 2}
 
 
 @pytest.mark.parametrize(
