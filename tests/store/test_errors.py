@@ -5,10 +5,10 @@ from __future__ import annotations
 import collections
 import datetime
 import enum
-import uuid
 import importlib.util
 import sqlite3
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
