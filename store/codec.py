@@ -86,6 +86,12 @@ def _check(value: Any) -> None:
     raise _BadValue(f"a value of type {t.__name__}")
 
 
+# The last containers checked, by id, each kept alive by this map so its id cannot be reused:
+# putting the same object again (values are never mutated: the stores' contract) costs a lookup.
+_RECENT: dict[int, tuple[Any, str]] = {}
+_RECENT_MAX = 1024
+
+
 def checked_encoding(value: Any, *, kind: str, key: str) -> str:
     """The canonical encoding of ``value`` (as :func:`encode`), once it is known to come back
     from JSON equal to itself; else raise :class:`InvalidValueError` naming the first offending
@@ -95,13 +101,22 @@ def checked_encoding(value: Any, *, kind: str, key: str) -> str:
     value (a tuple comes back a list, NaN comes back null: not equal), all in C. Only a refused
     value is walked in Python, to say where it went wrong.
     """
+    hit = _RECENT.get(id(value))
+    if hit is not None and hit[0] is value:  # the same (never mutated) object, put again
+        text: str = hit[1]
+        return text
     try:
         data = orjson.dumps(value, option=_CHECKING)
     except TypeError:
         data = None
     if data is None or orjson.loads(data) != value:
         _refuse(value, kind, key)
-    return data.decode()
+    text = data.decode()
+    if type(value) is dict or type(value) is list:
+        if len(_RECENT) >= _RECENT_MAX:
+            _RECENT.clear()
+        _RECENT[id(value)] = (value, text)
+    return text
 
 
 def _refuse(value: Any, kind: str, key: str) -> NoReturn:
