@@ -1,8 +1,10 @@
 """Values: the strict JSON check on the way in, the canonical encoding, and the state digest.
 
 A value is what ``json`` can round-trip exactly: ``dict`` with ``str`` keys, ``list``, ``str``,
-``int`` (64-bit), finite ``float``, ``bool`` and ``None``. Tuples, sets, bytes, datetimes and
-NaN are refused at ``put`` time, so what a reopened store returns equals what was put.
+``int`` (64-bit), finite ``float``, ``bool`` and ``None``. Tuples, sets, bytes, datetimes,
+subclasses such as ``OrderedDict`` and NaN are refused at ``put`` time, so what a reopened store
+returns equals what was put. The check is an orjson round trip compared with the value, in C;
+int and str enums pass it and come back as their plain values (equal to them).
 
 The canonical encoding (sorted keys, compact) is what the database stores and what the digest
 hashes. The digest of a state is the sum, modulo 2**128, of a 128-bit BLAKE2b hash of each live
