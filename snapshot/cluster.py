@@ -340,7 +340,7 @@ class ClusterSnapshot:
             node: KubeObject | None = get(NODE_KIND, node_name)
             if node is None:
                 continue
-            if not _fits(want, _allocatable(node), used_on(node_name, _NOTHING)):
+            if not want.fits_beside(used_on(node_name, _NOTHING), _allocatable(node)):
                 continue
             if check_devices:
                 local = get(SLICE_KIND, node_name)
@@ -416,7 +416,7 @@ class ClusterSnapshot:
         want = pod.requests
         alloc = _allocatable(node)
         used = self._pods.used.get(node_name, _NOTHING)
-        if not _fits(want, alloc, used):
+        if not want.fits_beside(used, alloc):
             free = alloc - used
             short = [
                 what
@@ -520,16 +520,6 @@ PoolDevices = tuple[PoolKey, frozenset[str]]
 
 def _allocatable(node: KubeObject) -> Resources:
     return _remembered(_ALLOCATABLE, node, node_allocatable)
-
-
-def _fits(want: Resources, alloc: Resources, used: Resources) -> bool:
-    # Field by field: this runs for every node a pod tries, and building the free Resources
-    # (a frozen dataclass) cost more than the comparison.
-    return (
-        want.cpu + used.cpu <= alloc.cpu
-        and want.memory + used.memory <= alloc.memory
-        and want.pods + used.pods <= alloc.pods
-    )
 
 
 def _names_of_devices(slice_: KubeObject) -> PoolDevices:

@@ -44,8 +44,17 @@ class Resources:
     def __sub__(self, other: Resources) -> Resources:
         return Resources(self.cpu - other.cpu, self.memory - other.memory, self.pods - other.pods)
 
-    def fits_in(self, free: Resources) -> bool:
-        return self.cpu <= free.cpu and self.memory <= free.memory and self.pods <= free.pods
+    def fits_beside(self, used: Resources, allocatable: Resources) -> bool:
+        """Whether these requests fit where ``used`` of ``allocatable`` is taken.
+
+        Field by field, without building the free Resources: this runs for every node a pod
+        tries, and a frozen dataclass costs more to build than the comparison.
+        """
+        return (
+            self.cpu + used.cpu <= allocatable.cpu
+            and self.memory + used.memory <= allocatable.memory
+            and self.pods + used.pods <= allocatable.pods
+        )
 
 
 @lru_cache(maxsize=4096)

@@ -115,7 +115,8 @@ class Store:
         # (ts, op, depth, layer, parent, label, kind, key, encoded value) per operation since
         # the last flush; the flush turns each into a journal row.
         self._journal: list[tuple[Any, ...]] | None = None
-        # The latest journaled value of each key and its encoding, for the flush to reuse.
+        # The latest value put to each key since the last flush, with the encoding its check
+        # produced: the flush's entry rows reuse it instead of encoding again.
         self._encoded: dict[Key, tuple[Any, str]] = {}
         self._bounded: int | None = None
         self._seq = 1
