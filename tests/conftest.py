@@ -50,7 +50,6 @@ from sqlalchemy.pool import NullPool
 
 from store import MemoryStore, Store
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 POSTGRES_URL = os.environ.get("DRASNAP_TEST_POSTGRES_URL")
 POSTGRES_SKIP = (
     "PostgreSQL: run with DRASNAP_TEST_POSTGRES_URL=postgresql+psycopg://USER@HOST:5432/DB "

@@ -14,14 +14,14 @@ if TYPE_CHECKING:  # imported lazily: a broken snapshot.dra must not break the o
     from snapshot.dra import DraSnapshot
     from tests.conftest import Backend
 
-# CI checks out shared/ as a sibling of the repository.
-DRA_EXAMPLE_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "dra-example"
+# Copied from the project's shared reference material: see tests/fixtures/README.md.
+DRA_EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "dra-example"
 
 
 @pytest.fixture
 def dra_example_dir() -> Path:
     """The example DRA manifests (DeviceClass + slice, claim template, allocated claim)."""
-    assert DRA_EXAMPLE_DIR.is_dir(), f"shared fixtures not found at {DRA_EXAMPLE_DIR}"
+    assert DRA_EXAMPLE_DIR.is_dir(), f"fixtures not found at {DRA_EXAMPLE_DIR}"
     return DRA_EXAMPLE_DIR
 
 

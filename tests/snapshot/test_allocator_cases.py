@@ -17,14 +17,9 @@ import pytest
 from snapshot.allocator import allocate
 from snapshot.errors import AllocationError
 
-CASES_FILE = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "fixtures"
-    / "allocator-cases"
-    / "upstream-cases.json"
-)
-CASES: list[dict[str, Any]] = json.loads(CASES_FILE.read_text()) if CASES_FILE.is_file() else []
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CASES_FILE = FIXTURES / "allocator-cases" / "upstream-cases.json"
+CASES: list[dict[str, Any]] = json.loads(CASES_FILE.read_text())
 
 
 def _node(case: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +61,6 @@ def _check_result(got: dict[str, Any], want: dict[str, Any]) -> None:
         assert _selector_key(node_selector) == _selector_key(want["nodeSelector"])
 
 
-@pytest.mark.skipif(not CASES, reason=f"shared corpus not found at {CASES_FILE}")
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_upstream_case(case: dict[str, Any]) -> None:
     inputs = copy.deepcopy(case)
