@@ -7,6 +7,7 @@ store keeps is read back with ``Journal`` (records, layer fates), ``replay``/``o
 (the state at any sequence number) and ``diff``; ``query`` runs read-only SQL.
 """
 
+from store.catalog import StoreInfo, list_stores
 from store.durable import Store
 from store.errors import (
     DatabaseError,
@@ -52,8 +53,10 @@ __all__ = [
     "State",
     "StateDiff",
     "Store",
+    "StoreInfo",
     "diff",
     "field_diff",
+    "list_stores",
     "open_state",
     "query",
     "replay",

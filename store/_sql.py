@@ -28,6 +28,8 @@ import hashlib
 import os
 import re
 import socket
+import sqlite3
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,9 +82,16 @@ def parse_target(target: str | os.PathLike[str]) -> Target:
         return _sqlite_file(Path(text_target))
     try:
         url = make_url(text_target)
-    except sa_exc.ArgumentError as exc:
-        raise NotADatabaseError(f"{text_target!r} is neither a file path nor a URL") from exc
-    backend = url.get_backend_name()
+        backend = url.get_backend_name()
+    except (sa_exc.ArgumentError, ValueError) as exc:
+        # (A malformed port or host is a ValueError from urllib; show the text without what
+        # could be a password: everything between "://" and the last "@".)
+        scheme, _, rest = text_target.partition("://")
+        shown = f"{scheme}://***@{rest.rpartition('@')[2]}" if "@" in rest else text_target
+        raise NotADatabaseError(
+            f"{shown!r} is neither a file path nor a database URL "
+            "(expected sqlite:///PATH or postgresql+psycopg://USER@HOST[:PORT]/DATABASE)"
+        ) from exc
     if backend == "sqlite":
         if url.database in (None, "", ":memory:"):
             return Target(url, None, "sqlite://(memory)")
@@ -117,6 +126,8 @@ def _sqlite_file(path: Path) -> Target:
     path = path.expanduser()
     if path.is_dir():
         raise NotADatabaseError(f"{path} is a directory, not a drasnap database file")
+    if path.exists() and not path.is_file():
+        raise NotADatabaseError(f"{path} is not a drasnap database (not a regular file)")
     if not path.parent.is_dir():
         raise NotADatabaseError(f"cannot create {path}: the folder {path.parent} does not exist")
     absolute = path.resolve()
@@ -127,13 +138,43 @@ def create(target: Target, *, sync: str = "normal", readonly: bool = False) -> E
     """An engine for ``target`` with one long-lived connection in mind."""
     if target.dialect == "sqlite":
         pool = StaticPool if target.path is None else NullPool
-        engine = create_engine(target.url, poolclass=pool)
+        if readonly and target.path is not None and not _writable(target.path):
+            uri = _read_only_uri(target.path)
+            engine = create_engine(
+                "sqlite://",
+                poolclass=pool,
+                creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False),
+            )
+        else:
+            engine = create_engine(target.url, poolclass=pool)
         _sqlite_recipe(engine, sync=sync, readonly=readonly)
         return engine
     connect_args = {} if "connect_timeout" in target.url.query else {"connect_timeout": 10}
     engine = create_engine(target.url, poolclass=NullPool, connect_args=connect_args)
     _postgres_recipe(engine, sync=sync, readonly=readonly)
     return engine
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _read_only_uri(path: Path) -> str:
+    """A SQLite URI that opens ``path`` read-only where this process cannot write to it or
+    to its folder (an archived run, another user's file).
+
+    A reader of a WAL database needs its ``-shm`` file, and creates it when it is missing,
+    which fails there ("attempt to write a readonly database"). With no ``-shm`` and no
+    ``-wal`` beside it there is nothing but the file to read, and ``immutable=1`` reads it
+    without the shared-memory file, as ``sqlite3 -readonly`` does. (Where the folder is
+    writable, readers open the file as writers do, under ``query_only``, so that the last
+    connection to close tidies the ``-wal`` and ``-shm`` files away.)
+    """
+    uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
+    wal, shm = (path.with_name(path.name + suffix) for suffix in ("-wal", "-shm"))
+    if not shm.exists() and not wal.exists():
+        uri += "&immutable=1"
+    return uri
 
 
 def connect(engine: Engine, target: Target) -> Connection:
@@ -301,6 +342,8 @@ def prepare_schema(
             )
     if current == head:
         return
+    if readonly and current is None and not tables:
+        raise NotADatabaseError(f"{target.display} is not a drasnap database (it is empty)")
     if readonly:
         raise SchemaVersionError(
             f"{target.display} has schema revision {current or 'none'} and needs {head}: "
@@ -340,6 +383,7 @@ class WriterLock:
         self._target = target
         self._name = name
         self._file: IO[bytes] | None = None
+        self._path: Path | None = None
         self._pg_key: int | None = None
         self._pg_held = False
 
@@ -366,17 +410,35 @@ class WriterLock:
             else hashlib.sha1(self._name.encode()).hexdigest()[:16]
         )
         lock_path = self._target.path.with_name(f"{self._target.path.name}.{safe}.lock")
-        handle = open(lock_path, "ab")  # noqa: SIM115 -- held open for the store's lifetime
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        while True:
+            handle = open(lock_path, "ab")  # noqa: SIM115 -- held open for the store's lifetime
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                return False
+            # The holder removes the file when it lets go (no empty lock file is left beside
+            # the database): a lock taken on a file that was removed meanwhile guards nothing,
+            # so take it again on the file that is there now.
+            try:
+                same = os.stat(lock_path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
             handle.close()
-            return False
         self._file = handle
+        self._path = lock_path
         return True
 
     def release(self, connection: Connection | None) -> None:
         if self._file is not None:
+            if self._path is not None:
+                # Removed while still held: a process waiting on this file then finds it gone
+                # and retries on a new one (see acquire).
+                with contextlib.suppress(OSError):
+                    os.unlink(self._path)
+                self._path = None
             with contextlib.suppress(OSError):
                 fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
             self._file.close()
@@ -432,4 +494,5 @@ def locked_error(name: str, display: str, pid: int | None, host: str | None) -> 
         name=name,
         pid=pid,
         host=host,
+        database=display,
     )

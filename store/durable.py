@@ -321,12 +321,16 @@ class Store:
         if not bounded:
             self.get = self._get_unbounded  # type: ignore[method-assign]
 
-    def close(self) -> None:
-        """Checkpoint (writers) and release the database and the writer lock. Idempotent."""
+    def close(self, *, checkpoint: bool = True) -> None:
+        """Checkpoint (writers) and release the database and the writer lock. Idempotent.
+
+        ``checkpoint=False`` abandons what changed since the last checkpoint instead, as a
+        crash would: for a caller whose state is midway between two safe points.
+        """
         if self._closed:
             return
         try:
-            if not self._readonly and self._has_unflushed():
+            if checkpoint and not self._readonly and self._has_unflushed():
                 self.checkpoint()
         finally:
             self._closed = True

@@ -55,14 +55,24 @@ class StoreNotFoundError(StoreError, KeyError):
 class StoreLockedError(StoreError):
     """Another process holds the named store for writing.
 
-    ``name`` is the store's name; ``pid`` and ``host`` identify the holder where known.
+    ``name`` is the store's name and ``database`` where it lives (a URL without its
+    password); ``pid`` and ``host`` identify the holder where known.
     """
 
-    def __init__(self, message: str, *, name: str, pid: int | None, host: str | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        name: str,
+        pid: int | None,
+        host: str | None,
+        database: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.name = name
         self.pid = pid
         self.host = host
+        self.database = database
 
 
 class NotADatabaseError(StoreError):

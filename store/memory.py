@@ -104,8 +104,8 @@ class MemoryStore:
         """Always ``memory``."""
         return "memory"
 
-    def close(self) -> None:
-        """Nothing to release; the state stays readable."""
+    def close(self, *, checkpoint: bool = True) -> None:
+        """Nothing to release; the state stays readable (``checkpoint`` is ignored)."""
 
     def checkpoint(self) -> None:
         """No-op: a memory store has nothing durable."""

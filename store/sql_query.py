@@ -4,7 +4,9 @@ Three guards, so a query can read everything and change nothing:
 
 1. The statement is checked before it runs: exactly one statement, starting with ``SELECT``,
    ``WITH``, ``VALUES``, ``EXPLAIN`` or ``PRAGMA`` (plus ``TABLE`` and ``SHOW`` on
-   PostgreSQL). ``INSERT``, ``UPDATE``, ``DELETE``, ``DROP``, ``ATTACH``... are refused by name.
+   PostgreSQL). ``INSERT``, ``UPDATE``, ``DELETE``, ``DROP``, ``ATTACH``... are refused by name;
+   a first word that starts no statement (a typo) goes to the database, which reports the
+   syntax error, and guards 2 and 3 still stand.
 2. The connection is read-only: SQLite ``PRAGMA query_only = ON``, PostgreSQL
    ``default_transaction_read_only`` (every transaction is ``READ ONLY``).
 3. On SQLite an authorizer allows only reads, functions, recursive CTEs and the introspection
@@ -31,6 +33,15 @@ __all__ = ["QueryResult", "query"]
 
 _READS = {"SELECT", "WITH", "VALUES", "EXPLAIN", "PRAGMA"}
 _PG_READS = {"TABLE", "SHOW"}
+# The statements that can change something, refused by name before they run. A first word that
+# is no statement at all ("SELEC") is left to the database, whose syntax error says more.
+_WRITES = {
+    "INSERT", "UPDATE", "DELETE", "REPLACE", "UPSERT", "MERGE", "CREATE", "DROP", "ALTER",
+    "ATTACH", "DETACH", "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
+    "REINDEX", "ANALYZE", "VACUUM", "TRUNCATE", "GRANT", "REVOKE", "COPY", "SET", "RESET",
+    "LOCK", "CALL", "DO", "CLUSTER", "COMMENT", "DISCARD", "IMPORT", "LISTEN", "NOTIFY",
+    "UNLISTEN", "LOAD", "PREPARE", "EXECUTE", "DEALLOCATE", "REFRESH", "SECURITY", "CHECKPOINT",
+}  # fmt: skip
 
 # sqlite3 authorizer action codes -> the statement they come from, for messages.
 _ACTIONS: dict[int, str] = {
@@ -201,7 +212,7 @@ def query(target: str | os.PathLike[str], sql: str, *, max_rows: int | None = No
     kind = statement_kind(sql)
     info = _sql.parse_target(target)
     allowed = _READS | (_PG_READS if info.dialect == "postgresql" else set())
-    if kind not in allowed:
+    if kind not in allowed and (kind in _WRITES or kind in _READS | _PG_READS):
         raise _refusal(kind, info.dialect)
     if info.path is not None and not info.path.exists():
         raise NotADatabaseError(f"{info.display} does not exist: give a drasnap database")

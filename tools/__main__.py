@@ -1,5 +1,5 @@
 """``python -m tools`` runs the ``drasnap`` command line."""
 
-from tools.cli import main
+from tools.entry import main
 
 main()

@@ -2,36 +2,55 @@
 
 stdout carries data (tables for people, ``--json`` for programs); progress and logs go to
 stderr. Exit 0 on success, 1 for our errors (printed as ``Error: ...``, no traceback unless
-``--traceback``), 2 for usage errors.
+``--traceback``), 2 for usage errors; a run stopped by a signal exits 128 + its number.
 """
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import click
 
 from snapshot import SnapshotError
-from store import StoreError
+from store import StoreError, StoreLockedError
 from tools.bench_cmd import bench
 from tools.demo_cmd import demo
 from tools.diff_cmd import diff_cmd
+from tools.errors import CommandError
 from tools.history_cmd import history_cmd
 from tools.inspect_cmd import inspect_cmd
 from tools.query_cmd import query
 from tools.replay_cmd import replay_cmd
-from tools.scenarios.base import ScenarioError
+from tools.runs_cmd import drop_cmd, runs_cmd
 from tools.simulate_cmd import simulate
+
+
+def locked_message(exc: StoreLockedError) -> str:
+    """The lock error as a person at the command line needs it: who, where, what to do."""
+    if exc.pid is None:
+        holder = "another process"
+    elif exc.host and exc.host != socket.gethostname():
+        holder = f"process {exc.pid} on host {exc.host}"
+    else:
+        holder = f"process {exc.pid} on this host"
+    where = f" in {exc.database}" if exc.database else ""
+    stop = f" (kill {exc.pid} stops it)" if exc.pid is not None and holder.endswith("host") else ""
+    return (
+        f"run {exc.name!r}{where} is being written by {holder}: wait for it to end{stop}, then "
+        "run this command again; drasnap inspect, history, query and runs read it meanwhile"
+    )
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (StoreError, SnapshotError, ScenarioError) as exc:
+        except (StoreError, SnapshotError, CommandError) as exc:
             if ctx.meta.get("drasnap.traceback"):
                 raise
-            click.echo(f"Error: {exc}", err=True)
+            message = locked_message(exc) if isinstance(exc, StoreLockedError) else str(exc)
+            click.echo(f"Error: {message}", err=True)
             ctx.exit(1)
 
 
@@ -45,14 +64,19 @@ def cli(ctx: click.Context, traceback: bool) -> None:
     ctx.meta["drasnap.traceback"] = traceback
 
 
-cli.add_command(demo)
-cli.add_command(bench)
-cli.add_command(simulate)
-cli.add_command(replay_cmd)
-cli.add_command(inspect_cmd)
-cli.add_command(diff_cmd)
-cli.add_command(history_cmd)
-cli.add_command(query)
+for _command in (
+    simulate,
+    runs_cmd,
+    drop_cmd,
+    inspect_cmd,
+    history_cmd,
+    replay_cmd,
+    diff_cmd,
+    query,
+    bench,
+    demo,
+):
+    cli.add_command(_command)
 
 
 def main() -> None:

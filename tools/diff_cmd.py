@@ -7,7 +7,8 @@ from typing import Any
 import click
 
 from store import MISSING, FieldChange, StateDiff, diff
-from tools.query_cmd import db_argument, echo_json, json_option, name_option
+from tools.options import database, json_option, name_option, store_to_read
+from tools.output import echo_json
 
 
 def _field_json(f: FieldChange) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def diff_json(result: StateDiff) -> dict[str, Any]:
 
 
 @click.command(name="diff")
-@db_argument
+@database
 @name_option
 @click.option("--from", "start", type=int, metavar="SEQ", help="The state after this seq.")
 @click.option("--to", "stop", type=int, metavar="SEQ", help="The state after this seq [end].")
@@ -53,8 +54,8 @@ def diff_json(result: StateDiff) -> dict[str, Any]:
 @click.option("--kind", "kinds", multiple=True, help="Only objects of this kind (repeatable).")
 @json_option
 def diff_cmd(
-    db: str,
-    name: str,
+    db: str | None,
+    name: str | None,
     start: int | None,
     stop: int | None,
     start_layer: str | None,
@@ -69,6 +70,7 @@ def diff_cmd(
 
         drasnap diff sim.db --from-layer 42 --to-layer 42
     """
+    db, name = store_to_read(db, name)
     if (start is None) == (start_layer is None):
         raise click.UsageError("give the start point with --from SEQ or --from-layer LAYER")
     if stop is not None and stop_layer is not None:

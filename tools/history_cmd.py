@@ -6,9 +6,11 @@ from typing import Any
 
 import click
 
-from snapshot.history import FATES, AllocationEvent, allocation_history, parse_device
+from snapshot.history import CLAIM_KIND, FATES, AllocationEvent, allocation_history, parse_device
 from store import Journal
-from tools.query_cmd import db_argument, echo_json, iso, json_option, name_option, render_table
+from tools.errors import CommandError
+from tools.options import database, json_option, name_option, store_to_read
+from tools.output import echo_json, iso, render_table
 
 
 def event_json(e: AllocationEvent) -> dict[str, Any]:
@@ -40,7 +42,7 @@ def _device(_ctx: click.Context, _param: click.Parameter, value: str | None) -> 
 
 
 @click.command(name="history")
-@db_argument
+@database
 @name_option
 @click.option("--claim", metavar="NS/NAME", help="Only this claim.")
 @click.option("--node", help="Only allocations that pin this node.")
@@ -53,8 +55,8 @@ def _device(_ctx: click.Context, _param: click.Parameter, value: str | None) -> 
 @click.option("--fate", type=click.Choice(FATES), help="Only events in layers with this fate.")
 @json_option
 def history_cmd(
-    db: str,
-    name: str,
+    db: str | None,
+    name: str | None,
     claim: str | None,
     node: str | None,
     device: tuple[str, str, str] | None,
@@ -67,11 +69,16 @@ def history_cmd(
 
     Example (which devices did a claim get in branches that were reverted?):
 
-        drasnap history sim.db --claim ml/train-0 --fate reverted
+        drasnap history sim.db --claim default/pending-00001-gpu-b4x9z --fate reverted
     """
+    db, name = store_to_read(db, name)
     with Journal.open(db, name=name) as journal:
         complete = journal.info.complete
         events = allocation_history(journal, claim=claim, node=node, device=device, fate=fate)
+        if claim is not None and not events and not journal.key_writes(CLAIM_KIND, [claim]):
+            raise CommandError(
+                f"run {name!r} never held a claim {claim!r} (give it as namespace/name)"
+            )
     if not complete:
         click.echo(
             "warning: the journal is incomplete (a writer ran with journal=False): "
@@ -89,7 +96,7 @@ def history_cmd(
             iso(e.ts),
             e.event,
             e.claim,
-            " ".join(d.id for d in e.devices),
+            [d.id for d in e.devices],
             e.node,
             e.label if e.layer else "(base)",
             e.depth,

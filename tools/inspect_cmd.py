@@ -9,7 +9,9 @@ import click
 
 from snapshot.history import CLAIM_KIND, ClaimSummary, summarize_claims
 from store import State, open_state
-from tools.query_cmd import db_argument, echo_json, iso, json_option, name_option, render_table
+from tools.errors import CommandError
+from tools.options import database, json_option, name_option, store_to_read
+from tools.output import echo_json, iso, render_table
 
 
 def _claim_json(c: ClaimSummary) -> dict[str, Any]:
@@ -67,14 +69,27 @@ def _gather(state: State, kind: str | None, key: str | None) -> dict[str, Any]:
 
 
 @click.command(name="inspect")
-@db_argument
+@database
 @name_option
 @click.option("--at", type=int, metavar="SEQ", help="As of this sequence number (replayed).")
 @click.option("--kind", help="Only this kind: its count, and its objects listed.")
 @click.option("--key", help="Only the objects with this key (e.g. a claim's namespace/name).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="List at most this many claims and objects (0: all).",
+)
 @json_option
 def inspect_cmd(
-    db: str, name: str, at: int | None, kind: str | None, key: str | None, as_json: bool
+    db: str | None,
+    name: str | None,
+    at: int | None,
+    kind: str | None,
+    key: str | None,
+    limit: int,
+    as_json: bool,
 ) -> None:
     """Show a store's open layers, object counts per kind, and claims with their allocations
     and reservations: as stored (the last checkpoint), or as of seq --at (replayed from the
@@ -82,10 +97,24 @@ def inspect_cmd(
 
     Example:
 
-        drasnap inspect sim.db --name sim --at 1200 --kind ResourceClaim
+        drasnap inspect sim.db --name scale-up-1 --at 1200 --kind ResourceClaim
     """
+    db, name = store_to_read(db, name)
     with open_state(db, name=name, at=at) as state:
         data = _gather(state, kind, key)
+    point = f"at seq {data['seq']}" if at is not None else "as stored"
+    if kind is not None and not data["counts"].get(kind):
+        raise CommandError(
+            f"run {name!r} holds no {kind} {point} (its kinds: "
+            f"{', '.join(sorted(k for k, n in data['counts'].items() if n)) or 'none'})"
+        )
+    if key is not None and not data["objects"]:
+        where = f"of kind {kind} " if kind is not None else ""
+        raise CommandError(f"run {name!r} holds no object {where}with key {key!r} {point}")
+    for field in ("claims", "objects"):
+        data[f"{field}_total"] = len(data[field])
+        if limit:
+            data[field] = data[field][:limit]
     if as_json:
         echo_json(data)
         return
@@ -102,22 +131,31 @@ def inspect_cmd(
     click.echo(render_table(("kind", "objects"), sorted(data["counts"].items())))
     if data["claims"]:
         click.echo("")
-        rows = [
+        claim_rows: list[tuple[Any, ...]] = [
             (
                 c["claim"],
                 "yes" if c["allocated"] else "no",
                 c["node"],
-                " ".join(f"{d['driver']}/{d['pool']}/{d['device']}" for d in c["devices"]),
-                " ".join(c["reserved_for"]),
+                [f"{d['driver']}/{d['pool']}/{d['device']}" for d in c["devices"]],
+                list(c["reserved_for"]),
             )
             for c in data["claims"]
         ]
-        click.echo(render_table(("claim", "allocated", "node", "devices", "reserved for"), rows))
+        headers = ("claim", "allocated", "node", "devices", "reserved for")
+        click.echo(render_table(headers, claim_rows))
+        _more(data["claims_total"] - len(data["claims"]), "claims")
     for obj in data["objects"]:
         if obj["kind"] == CLAIM_KIND and kind is None:
             continue  # shown as a claim above
         click.echo(f"\n{obj['kind']} {obj['key']}:")
         click.echo(_indent(obj["value"]))
+    if kind is not None or key is not None:
+        _more(data["objects_total"] - len(data["objects"]), "objects")
+
+
+def _more(hidden: int, what: str) -> None:
+    if hidden > 0:
+        click.echo(f"… and {hidden:,} more {what} (--limit 0 lists them all)")
 
 
 def _indent(value: Any) -> str:

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from store import ReplayReport, replay
-from tools.query_cmd import db_argument, echo_json, json_option, name_option
+from tools.options import database, json_option, name_option, store_to_read
+from tools.output import echo_json
 
 
 def report_json(report: ReplayReport) -> dict[str, object]:
@@ -38,7 +39,7 @@ def report_json(report: ReplayReport) -> dict[str, object]:
 
 
 @click.command(name="replay")
-@db_argument
+@database
 @name_option
 @click.option("--to", "to", type=int, metavar="SEQ", help="Stop after this sequence number.")
 @click.option(
@@ -53,8 +54,8 @@ def report_json(report: ReplayReport) -> dict[str, object]:
 @click.pass_context
 def replay_cmd(
     ctx: click.Context,
-    db: str,
-    name: str,
+    db: str | None,
+    name: str | None,
     to: int | None,
     into: Path | None,
     verify: bool,
@@ -68,8 +69,9 @@ def replay_cmd(
 
     Example:
 
-        drasnap replay sim.db --name sim --verify
+        drasnap replay sim.db --name scale-up-1 --verify
     """
+    db, name = store_to_read(db, name)
     report = replay(
         db,
         name=name,

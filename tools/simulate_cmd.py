@@ -1,22 +1,39 @@
-"""``drasnap simulate``: run a scale-up or scale-down scenario into a store, crash-safe."""
+"""``drasnap simulate``: run a scale-up or scale-down scenario into a store, crash-safe.
+
+Each run is a named store of the database (:mod:`tools.runs`). Everything that can be checked
+is checked before the database is opened (settings and their limits, manifests, how they fit
+together), so a mistake in the input never leaves anything behind. Signals: the first SIGINT
+(Ctrl-C) or SIGTERM lets the run finish its step, checkpoint and stop (exit 130 or 143) with the
+command that continues it; a second one stops at once, keeping only the last checkpoint.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json as jsonlib
+import math
+import shlex
+import signal
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import click
 
 from snapshot.cluster import ClusterSnapshot
-from store import Store
-from tools.scenarios.base import Outcome, ScenarioError, Settings
-from tools.scenarios.inputs import source_digest
+from store import Store, StoreLockedError
+from tools.errors import RunInterrupted, ScenarioError
+from tools.options import DEFAULT_DB, database, json_option
+from tools.runs import find_run, fresh_name, newest_unfinished
+from tools.scenarios.base import LIMITS, Settings
+from tools.scenarios.inputs import Cluster, source_digest
 from tools.scenarios.runner import prepare
 from tools.scenarios.runner import simulate as run_simulation
 
-DEFAULT_DB = "drasnap-sim.db"
+_NAME_ATTEMPTS = 50  # fresh names tried when other processes take them at the same moment
+MAX_CHECKPOINT_EVERY = 86_400.0
 
 
 class _Progress:
@@ -41,16 +58,74 @@ class _Progress:
             self.bar.__exit__(None, None, None)
 
 
-@click.command()
+class _Abort(BaseException):
+    """A second signal: stop at once (only the last checkpoint is kept)."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal_number)
+        self.signal_number = signal_number
+
+
+@contextlib.contextmanager
+def _stop_on_signals(hint: Callable[[], str]) -> Iterator[Callable[[], int | None]]:
+    """SIGINT and SIGTERM ask the run to stop at its next step boundary; a second one aborts.
+
+    Yields the function the run asks at each step boundary.
+    """
+    requested: list[int] = []
+
+    def handler(number: int, _frame: FrameType | None) -> None:
+        if requested:
+            raise _Abort(number)
+        requested.append(number)
+        click.echo(
+            f"\n{signal.Signals(number).name}: stopping after the current step "
+            "(send it again to stop at once)",
+            err=True,
+        )
+
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.getsignal(number) for number in signals}
+    for number in signals:
+        signal.signal(number, handler)
+    try:
+        yield lambda: requested[0] if requested else None
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+def _checkpoint_every(_ctx: click.Context, _param: click.Parameter, value: float) -> float:
+    if not math.isfinite(value) or not 0 <= value <= MAX_CHECKPOINT_EVERY:
+        raise click.BadParameter(
+            f"seconds between 0 and {MAX_CHECKPOINT_EVERY:,.0f} (0: at every step), got {value}"
+        )
+    return value
+
+
+_LIMITS_HELP = ", ".join(
+    f"--{name.replace('_', '-')} {low:,}..{high:,}"
+    for name, (low, high) in LIMITS.items()
+    if name != "seed"
+)
+
+
+@click.command(epilog=f"Limits: {_LIMITS_HELP}.")
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--db", help=f"Database file or URL [default: ./{DEFAULT_DB}].")
-@click.option("--name", default="default", show_default=True, help="Named store in the database.")
+@database
+@click.option(
+    "--name",
+    metavar="NAME",
+    help="The run's name in the database [default: a new one, <scenario>-<n>]; with --resume, "
+    "the run to start, continue or report [default: the newest unfinished run].",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed: the same seed, the same run.")
 @click.option("--pods", default=4000, show_default=True, help="scale-up: pending pods.")
 @click.option(
     "--gpus-per-node",
-    default=0,
-    help="GPUs per node: scale-up's largest node group (8), scale-down's nodes (10).",
+    type=int,
+    default=None,
+    help="GPUs per node: scale-up's largest node group [8], scale-down's nodes [10].",
 )
 @click.option(
     "--node-groups",
@@ -66,21 +141,30 @@ class _Progress:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Start from manifests in this folder (kubectl dumps) instead of generated objects.",
 )
-@click.option("--resume", is_flag=True, help="Continue an interrupted run from its checkpoint.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue the run (--name, else the newest unfinished one) from its last checkpoint; "
+    "starts it if nothing of it was saved, prints its result if it has finished.",
+)
 @click.option(
     "--checkpoint-every",
+    type=float,
     default=2.0,
     show_default=True,
-    help="Seconds of work between checkpoints (taken only between steps).",
+    callback=_checkpoint_every,
+    help="Seconds of work between checkpoints (taken only between steps; 0: every step).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@json_option
+@click.pass_context
 def simulate(
+    ctx: click.Context,
     scenario: str,
     db: str | None,
-    name: str,
+    name: str | None,
     seed: int,
     pods: int,
-    gpus_per_node: int,
+    gpus_per_node: int | None,
     node_groups: int,
     nodes: int,
     pods_per_node: int,
@@ -89,16 +173,26 @@ def simulate(
     checkpoint_every: float,
     as_json: bool,
 ) -> None:
-    """Simulate SCENARIO (scale-up or scale-down) into a store, with the journal on.
+    """Simulate SCENARIO (scale-up or scale-down) into a database, with the journal on.
 
     Sizes default to upstream's DRA RunOnce benchmarks: scale-up places 4,000 pending one-GPU
     pods on 8-GPU template nodes (500 nodes); scale-down tries to remove each of 800 nodes with
-    10 GPUs and 4 pods (480 removed). If the process dies, run the same command with --resume:
-    it continues from the last checkpoint and ends with the same result and state digest.
+    10 GPUs and 4 pods (480 removed).
+
+    Each run is stored under its own name, so the same command can be run again: it starts a
+    new run. If the process dies, run it again with --resume (and --name): it continues from
+    the last checkpoint and ends with the same result and state digest. `drasnap runs` lists
+    the runs of a database; `drasnap drop` removes one.
+
+    The result: nodes_added and node_group (scale-up: the chosen group and how many of its
+    nodes it needs), estimates (each group's estimate; -1: the group's nodes fit none of the
+    pending pods), nodes_removed (scale-down), pods_placed (pods put on a node: the pending pods
+    placed on new nodes, or the pods moved off removed nodes), forks/commits/reverts, seconds
+    (spent by this command), state_digest (equal states, equal digests).
 
     Example:
 
-        drasnap simulate scale-up --db sim.db --pods 400 --json
+        drasnap simulate scale-up sim.db --pods 400 --json
     """
     settings = Settings(
         scenario=scenario,
@@ -111,29 +205,105 @@ def simulate(
         source=str(source.resolve()) if source else None,
         source_digest=source_digest(source) if source else None,
     ).resolved()
-    start = None if resume else prepare(settings)  # every input error before the database
-    if resume:
-        settings.check()
+    settings.check()
     if db is None:
         db = DEFAULT_DB
-        click.echo(f"Using {Path(db).resolve()} (give --db to choose)", err=True)
-    where = f"store {name!r} in {db}"
-    if resume and "://" not in db and not Path(db).exists():
-        raise ScenarioError(f"nothing to resume: {db} does not exist")
-    progress = _Progress(f"{scenario}")
-    store = Store.open(db, name=name, auto_checkpoint=False, checkpoint_interval=checkpoint_every)
-    with ClusterSnapshot(store) as cluster:
-        try:
-            outcome = run_simulation(
-                cluster, settings, start, resume=resume, where=where, tick=progress
+        click.echo(f"Using {Path(db).resolve()} (give DB to choose)", err=True)
+    built: list[Cluster] = []
+
+    def start() -> Cluster:
+        if not built:
+            built.append(prepare(settings))  # every input error before the database
+        return built[0]
+
+    fresh = name is None and not resume
+    if name is None and resume:
+        unfinished = newest_unfinished(db)
+        if unfinished is None:
+            raise ScenarioError(
+                f"nothing to resume: {db} holds no unfinished run (give --name to start or "
+                "continue a named run; drasnap runs lists them)"
             )
-        finally:
-            progress.close()
-    _report(outcome, as_json)
-
-
-def _report(outcome: Outcome, as_json: bool) -> None:
+        name = unfinished.name
+        click.echo(f"Resuming run {name!r}, the newest unfinished one", err=True)
+    if fresh:
+        start()
+        name = fresh_name(db, scenario)
+    else:
+        assert name is not None
+        existing = find_run(db, name)
+        if existing is None or existing.status == "empty":
+            start()
+    store = _open_run(db, name, settings, checkpoint_every, fresh=fresh)
+    name = store_name = store.name
+    where = f"run {store_name!r} in {db}"
+    progress = _Progress(f"{scenario} {store_name}")
+    cluster = ClusterSnapshot(store)
+    saved = False
+    try:
+        with _stop_on_signals(lambda: _resume_command(ctx, db, store_name)) as stop:
+            outcome = run_simulation(
+                cluster, settings, start, resume=resume, where=where, tick=progress, stop=stop
+            )
+        saved = True
+    except RunInterrupted as interrupted:
+        saved = True
+        progress.close()
+        click.echo(
+            f"Stopped after step {interrupted.step} of {interrupted.total}, saved. Continue with:"
+            f"\n  {_resume_command(ctx, db, store_name)}",
+            err=True,
+        )
+        ctx.exit(128 + interrupted.signal_number)
+    except _Abort as abort:
+        progress.close()
+        click.echo(
+            "Stopped at once; the run continues from its last checkpoint with:\n"
+            f"  {_resume_command(ctx, db, store_name)}",
+            err=True,
+        )
+        ctx.exit(128 + abort.signal_number)
+    finally:
+        progress.close()
+        # Midway through a step the state is between two safe points: keep the last one.
+        store.close(checkpoint=saved)
     data = outcome.as_json()
+    data["name"] = store_name
+    _report(data, as_json)
+    _hints(db, store_name)
+
+
+def _open_run(db: str, name: str, settings: Settings, every: float, *, fresh: bool) -> Store:
+    """Open the run's store for writing; a fresh name taken meanwhile moves on to the next."""
+    for _ in range(_NAME_ATTEMPTS):
+        try:
+            store = Store.open(db, name=name, auto_checkpoint=False, checkpoint_interval=every)
+        except StoreLockedError:
+            if not fresh:
+                raise
+        else:
+            if not fresh or store.count("Simulation") == 0:
+                return store
+            store.close()
+        name = fresh_name(db, settings.scenario)
+    raise ScenarioError(f"could not find a free run name in {db}; give --name")
+
+
+def _resume_command(ctx: click.Context, db: str, name: str) -> str:
+    """The command line that continues this run."""
+    words = ["drasnap", "simulate", ctx.params["scenario"], db, "--name", name]
+    for param in ctx.command.params:
+        if param.name in ("scenario", "db", "db_option", "name", "resume", "as_json"):
+            continue
+        value = ctx.params.get(param.name or "")
+        if value is None or value == param.default or isinstance(param, click.Argument):
+            continue
+        words += [param.opts[0], str(value)]
+    words.append("--resume")
+    return shlex.join(words)
+
+
+def _report(data: dict[str, Any], as_json: bool) -> None:
     if as_json:
         click.echo(jsonlib.dumps(data))
         return
@@ -141,3 +311,15 @@ def _report(outcome: Outcome, as_json: bool) -> None:
     for key, value in data.items():
         shown = jsonlib.dumps(value) if isinstance(value, dict | list) else value
         click.echo(f"{key:<{width}}  {shown}")
+
+
+def _hints(db: str, name: str) -> None:
+    where = shlex.join([db, "--name", name])
+    click.echo(
+        f"Look at run {name!r}:\n"
+        f"  drasnap inspect {where}\n"
+        f"  drasnap history {where}\n"
+        f"  drasnap replay {where} --verify\n"
+        f"  drasnap runs {shlex.quote(db)}",
+        err=True,
+    )

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,7 @@ def test_four_simulations_into_one_database(fresh_postgres_url: str) -> None:
         results.append(json.loads(out))
     for i, ((_, _, settings), result) in enumerate(zip(jobs, results, strict=True)):
         settings = settings.resolved()
-        reference = simulate(ClusterSnapshot(MemoryStore()), settings, prepare(settings))
+        reference = simulate(ClusterSnapshot(MemoryStore()), settings, partial(prepare, settings))
         assert result["state_digest"] == reference.state_digest, i
         assert (result["forks"], result["commits"], result["reverts"]) == (
             reference.counters.forks,

@@ -19,8 +19,16 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
     return record_session(tmp_path_factory.mktemp("cli") / "session.db")
 
 
+# The session database holds two stores, "default" (the recording) and "other" (newer); a read
+# command given no --name reads the newest, so these tests name the recording.
+_READ_COMMANDS = {"inspect", "history", "diff", "replay"}
+
+
 def run(*args: str | Path) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
+    words = [str(a) for a in args]
+    if words and words[0] in _READ_COMMANDS and "--name" not in words:
+        words += ["--name", "default"]
+    return CliRunner().invoke(cli, words)
 
 
 def run_json(*args: str | Path) -> Any:

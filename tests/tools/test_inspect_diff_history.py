@@ -200,7 +200,6 @@ FILTERS = [
         lambda e: e[2] == "ml/train-0" and e[7] == "committed",
     ),
     (["--device", "gpu.example.com/node-b/gpu-0", "--node", "node-a"], lambda e: False),
-    (["--claim", "ml/nobody"], lambda e: False),
 ]
 
 
@@ -216,11 +215,19 @@ FILTERS = [
         "open",
         "claim-committed",
         "device-and-other-node",
-        "unknown-claim",
     ],
 )
 def test_history(session: Session, args: list[str], keep: Any) -> None:
     assert events(str(session.path), *args) == [e for e in EXPECTED if keep(e)]
+
+
+def test_history_of_a_claim_that_never_existed_is_an_error(session: Session) -> None:
+    result = run("history", session.path, "--claim", "ml/nobody")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.strip() == (
+        "Error: run 'default' never held a claim 'ml/nobody' (give it as namespace/name)"
+    )
 
 
 def test_history_table_output(session: Session) -> None:

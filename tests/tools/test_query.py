@@ -116,7 +116,7 @@ def test_a_refusal_through_the_cli(session: Session) -> None:
         ("SELECT 1; DROP TABLE journal", InvalidValueError, "one statement at a time"),
         ("SELECT 1; SELECT 2", InvalidValueError, "one statement at a time"),
         ("   ", InvalidValueError, "the query is empty"),
-        ("SELEC 1", ReadOnlyError, "SELEC statements are refused"),
+        ("SELEC 1", DatabaseError, 'near "SELEC": syntax error'),
         ("SELECT * FROM nowhere", DatabaseError, "no such table: nowhere"),
     ],
     ids=["write-after-read", "two-reads", "empty", "typo", "unknown-table"],

@@ -108,11 +108,12 @@ SIMULATIONS = [
 def test_a_simulation_run_replays_to_its_digest(tmp_path: Path, args: list[str]) -> None:
     db = tmp_path / "sim.db"
     summary = run_json("simulate", *args, "--db", db)
-    data = run_json("replay", db, "--verify")
+    name = summary["name"]
+    data = run_json("replay", db, "--verify", "--name", name)
     assert data["matches"] is True and data["divergence"] is None
     assert data["state_digest"] == summary["state_digest"]
-    inspected = run_json("inspect", db)
+    inspected = run_json("inspect", db, "--name", name)
     assert inspected["state_digest"] == summary["state_digest"]
-    history = run_json("history", db)
+    history = run_json("history", db, "--name", name)
     assert history["journal_complete"] is True
     assert all(e["fate"] in ("committed", "reverted") for e in history["events"])

@@ -33,7 +33,7 @@ def run(
     """Run ``settings`` from scratch on ``store`` (a new MemoryStore by default)."""
     resolved = settings.resolved()
     cs = ClusterSnapshot(MemoryStore() if store is None else store)
-    return simulate(cs, resolved, prepare(resolved)), cs
+    return simulate(cs, resolved, lambda: prepare(resolved)), cs
 
 
 def comparable(outcome: Outcome) -> dict[str, Any]:
@@ -42,6 +42,10 @@ def comparable(outcome: Outcome) -> dict[str, Any]:
 
 class Interrupt(Exception):
     pass
+
+
+def never_start() -> Any:
+    raise AssertionError("a run that exists must not be started again")
 
 
 def interrupted_run(db: Path, settings: Settings, at_step: int) -> None:
@@ -55,7 +59,7 @@ def interrupted_run(db: Path, settings: Settings, at_step: int) -> None:
             raise Interrupt
 
     with ClusterSnapshot(Store.open(db)) as cs, pytest.raises(Interrupt):
-        simulate(cs, resolved, start, tick=tick)
+        simulate(cs, resolved, lambda: start, tick=tick)
 
 
 def gpus_of(cs: ClusterSnapshot, node_name: str) -> list[str]:
@@ -193,8 +197,8 @@ def test_resume_ends_like_an_uninterrupted_run(tmp_path: Path) -> None:
     interrupted_run(db, settings, at_step=5)
     with ClusterSnapshot(Store.open(db)) as cs:
         with pytest.raises(ScenarioError, match="unfinished scale-down run: add --resume"):
-            simulate(cs, settings, None)
-        resumed = simulate(cs, settings, None, resume=True)
+            simulate(cs, settings, never_start)
+        resumed = simulate(cs, settings, never_start, resume=True)
     assert resumed.resumed is True
     assert comparable(resumed) == comparable(reference)
 

@@ -51,7 +51,8 @@ def test_scale_up_json(tmp_path: Path) -> None:
     assert (data["forks"], data["commits"], data["reverts"]) == (2, 1, 1)
     assert isinstance(data["seconds"], float) and data["seconds"] >= 0
     assert data["resumed"] is False
-    with Store.open(db, readonly=True) as store:
+    assert data["name"] == "scale-up-1"
+    with Store.open(db, name=data["name"], readonly=True) as store:
         assert store.state_digest() == data["state_digest"]
 
 
@@ -109,7 +110,7 @@ def test_without_db_uses_the_default_file_and_says_so(
     default = tmp_path / DEFAULT_DB
     assert default.is_file()
     assert f"Using {default.resolve()}" in result.stderr
-    with Store.open(default, readonly=True) as store:
+    with Store.open(default, name=data["name"], readonly=True) as store:
         assert store.state_digest() == data["state_digest"]
 
 
@@ -127,13 +128,17 @@ def test_from_manifests(tmp_path: Path) -> None:
     assert (down["nodes_removed"], down["pods_placed"]) == (2, 1)
 
 
-def test_resume_an_interrupted_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("named", [True, False], ids=["by-name", "newest-unfinished"])
+def test_resume_an_interrupted_run(tmp_path: Path, named: bool) -> None:
     args = ["scale-down", "--nodes", "12", "--json"]
     reference = ok_json(simulate(*args, "--db", str(tmp_path / "reference.db")))
     db = tmp_path / "sim.db"
-    interrupted_run(db, Settings("scale-down", nodes=12), at_step=4)
-    resumed = ok_json(simulate(*args, "--db", str(db), "--resume"))
+    interrupted_run(db, Settings("scale-down", nodes=12), at_step=4)  # store "default"
+    resumed = ok_json(
+        simulate(*args, "--db", str(db), "--resume", *(["--name", "default"] * named))
+    )
     assert resumed["resumed"] is True
+    assert resumed["name"] == "default"
     for key in ("nodes_removed", "pods_placed", "forks", "commits", "reverts", "state_digest"):
         assert resumed[key] == reference[key], key
 
@@ -191,7 +196,7 @@ def test_manifests_that_do_not_fit_together_write_nothing(tmp_path: Path, scenar
 @pytest.fixture
 def finished_db(tmp_path: Path) -> Path:
     db = tmp_path / "sim.db"
-    ok_json(simulate("scale-up", "--db", str(db), "--pods", "16", "--json"))
+    ok_json(simulate("scale-up", "--db", str(db), "--name", "run-1", "--pods", "16", "--json"))
     return db
 
 
@@ -200,38 +205,89 @@ def finished_db(tmp_path: Path) -> Path:
     [
         (["scale-down", "--nodes", "4"], "holds a scale-up run with other settings (scenario: "),
         (["scale-up", "--pods", "17"], "other settings (pods: 16 there, 17 asked)"),
-        (["scale-up", "--pods", "16"], "holds a finished scale-up run; use another --db"),
-        (["scale-up", "--pods", "16", "--resume"], "holds a finished scale-up run"),
+        (["scale-up", "--pods", "16"], "holds a finished scale-up run; start a new run without"),
+        (["scale-up", "--pods", "17", "--resume"], "other settings (pods: 16 there, 17 asked)"),
     ],
-    ids=["other-scenario", "other-settings", "finished", "finished-resume"],
+    ids=["other-scenario", "other-settings", "finished", "other-settings-resume"],
 )
 def test_refused_database_is_unchanged(finished_db: Path, args: list[str], fragment: str) -> None:
     before = finished_db.read_bytes()
-    assert_error(simulate(*args, "--db", str(finished_db)), fragment)
+    assert_error(simulate(*args, "--db", str(finished_db), "--name", "run-1"), fragment)
     assert finished_db.read_bytes() == before
+
+
+def test_resume_of_a_finished_run_prints_its_result(finished_db: Path) -> None:
+    before = finished_db.read_bytes()
+    with Store.open(finished_db, name="run-1", readonly=True) as store:
+        digest = store.state_digest()
+    data = ok_json(
+        simulate("scale-up", "--pods", "16", "--db", str(finished_db), "--name", "run-1",
+                 "--resume", "--json")
+    )  # fmt: skip
+    assert data["resumed"] is True
+    assert (data["nodes_added"], data["pods_placed"], data["state_digest"]) == (2, 16, digest)
+    assert (data["forks"], data["commits"], data["reverts"]) == (2, 1, 1)
+    assert finished_db.read_bytes() == before
+
+
+def test_the_same_command_twice_makes_two_runs(tmp_path: Path) -> None:
+    db = str(tmp_path / "sim.db")
+    first = ok_json(simulate("scale-down", db, "--nodes", "6", "--json"))
+    second = ok_json(simulate("scale-down", "--db", db, "--nodes", "6", "--json"))
+    up = ok_json(simulate("scale-up", db, "--pods", "8", "--json"))
+    assert (first["name"], second["name"], up["name"]) == (
+        "scale-down-1",
+        "scale-down-2",
+        "scale-up-1",
+    )
+    assert first["state_digest"] == second["state_digest"]
+
+
+def test_two_databases_given_differently_is_a_usage_error(tmp_path: Path) -> None:
+    result = simulate("scale-up", str(tmp_path / "a.db"), "--db", str(tmp_path / "b.db"))
+    assert result.exit_code == 2
+    assert "two databases given" in result.stderr
 
 
 def test_unfinished_run_needs_resume(tmp_path: Path) -> None:
     db = tmp_path / "sim.db"
     interrupted_run(db, Settings("scale-down", nodes=8), at_step=3)
     before = db.read_bytes()
-    result = simulate("scale-down", "--nodes", "8", "--db", str(db))
+    result = simulate("scale-down", "--nodes", "8", "--db", str(db), "--name", "default")
     assert_error(result, "holds an unfinished scale-down run: add --resume to continue it")
     assert db.read_bytes() == before
 
 
-def test_resume_with_nothing_to_resume(tmp_path: Path) -> None:
+def test_resume_without_a_name_and_nothing_unfinished(tmp_path: Path) -> None:
     db = tmp_path / "sim.db"
-    Store.open(db, name="other").close()  # the database exists, the named store is empty
+    Store.open(db, name="other").close()  # the database exists, with no run in it
     result = simulate("scale-up", "--pods", "8", "--db", str(db), "--resume")
-    assert_error(result, "nothing to resume: store 'default' in ")
+    assert_error(result, f"nothing to resume: {db} holds no unfinished run")
 
 
-def test_resume_with_nothing_to_resume_creates_no_database(tmp_path: Path) -> None:
+def test_resume_without_a_name_creates_no_database(tmp_path: Path) -> None:
     db = tmp_path / "sim.db"
     result = simulate("scale-up", "--pods", "8", "--db", str(db), "--resume")
     assert_error(result, "nothing to resume: ")
     assert not db.exists()
+
+
+def test_resume_with_a_name_starts_what_was_never_saved(tmp_path: Path) -> None:
+    """The supervisor's one command line: the first start, on a database that does not exist
+    yet, and on a store created by a start-up killed before its first checkpoint."""
+    reference = ok_json(simulate("scale-up", str(tmp_path / "ref.db"), "--pods", "8", "--json"))
+    fresh = tmp_path / "fresh.db"
+    started = ok_json(
+        simulate("scale-up", str(fresh), "--pods", "8", "--name", "n", "--resume", "--json")
+    )
+    assert started["resumed"] is False
+    assert started["state_digest"] == reference["state_digest"]
+    killed_early = tmp_path / "empty.db"
+    Store.open(killed_early, name="n").close()  # what a kill before the first checkpoint leaves
+    again = ok_json(
+        simulate("scale-up", str(killed_early), "--pods", "8", "--name", "n", "--resume", "--json")
+    )
+    assert again["state_digest"] == reference["state_digest"]
 
 
 def test_database_holding_other_data(tmp_path: Path) -> None:
@@ -240,7 +296,7 @@ def test_database_holding_other_data(tmp_path: Path) -> None:
         store.put("Note", "hello", {"text": "not a simulation"})
     before = db.read_bytes()
     assert_error(
-        simulate("scale-up", "--pods", "8", "--db", str(db)),
+        simulate("scale-up", "--pods", "8", "--db", str(db), "--name", "default"),
         "already holds data that is not a drasnap simulation",
     )
     assert db.read_bytes() == before

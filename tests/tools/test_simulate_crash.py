@@ -1,11 +1,16 @@
-"""SIGKILL ``drasnap simulate`` at random moments; ``--resume`` must end exactly like a run that
-was never interrupted: the same result, the same counters and the same state digest."""
+"""One command line for the first start and every restart: ``drasnap simulate ... --name N
+--resume`` killed at moments spread over the whole run (start-up included) and run again until
+it exits 0 must end exactly like a run never interrupted: the same result, counters and state
+digest. SIGTERM and SIGINT stop a run cleanly at a step boundary (exit 143 and 130) and the same
+command line continues it.
+
+These run the real ``drasnap`` entry point (``python -m tools``) in a subprocess.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -18,13 +23,17 @@ import pytest
 from store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
-ARGS = ["simulate", "scale-down", "--nodes", "600", "--seed", "7", "--json"]
-TRIALS = 5
+SIZES = ["scale-down", "--nodes", "200", "--seed", "7"]
+MOMENTS = 40
+
+
+def command(db: Path, *extra: str) -> list[str]:
+    return [*SIZES, str(db), "--name", "run", "--resume", "--json", *extra]
 
 
 def drasnap(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tools", *args],
+        [sys.executable, "-m", "tools", "simulate", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -44,50 +53,114 @@ def comparable(result: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in result.items() if k not in ("seconds", "resumed")}
 
 
-def wait_for_step(db: Path, step: int, proc: subprocess.Popen[str]) -> None:
-    """Poll the run record (read-only) until its checkpointed step reaches ``step``."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if db.exists():
-            try:
-                with Store.open(db, readonly=True) as reader:
-                    run = reader.get("Simulation", "run")
-            except StoreError:
-                run = None  # not created yet
-            if run is not None and run["step"] >= step:
-                return
-        time.sleep(0.05)
+def rerun_until_it_succeeds(args: list[str]) -> dict[str, Any]:
+    for _ in range(3):
+        proc = drasnap(*args)
+        out, err = proc.communicate(timeout=300)
+        if proc.returncode == 0:
+            result: dict[str, Any] = json.loads(out)
+            return result
+    raise AssertionError(f"the command kept failing: {err}")
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], float]:
+    """The run never interrupted (its first start is the same command line), and how long
+    the whole command took."""
     db = tmp_path_factory.mktemp("reference") / "sim.db"
-    return finish(drasnap(*ARGS, "--db", str(db)))
+    began = time.monotonic()
+    result = finish(drasnap(*command(db)))
+    return result, time.monotonic() - began
+
+
+def checkpointed_step(db: Path) -> int | None:
+    try:
+        with Store.open(db, name="run", readonly=True) as reader:
+            run = reader.get("Simulation", "run")
+    except StoreError:
+        return None
+    return None if run is None else int(run["step"])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("trial", range(TRIALS))
-def test_resume_after_sigkill_matches_an_uninterrupted_run(
-    trial: int, tmp_path: Path, uninterrupted: dict[str, Any]
+def test_sigkill_at_any_moment_then_the_same_command_line(
+    tmp_path: Path, uninterrupted: tuple[dict[str, Any], float]
 ) -> None:
-    rng = random.Random(trial)
+    reference, took = uninterrupted
+    # From the first 100 ms (the interpreter still starting) to after the run's own end.
+    moments = [0.1 + i * (took + 0.3) / (MOMENTS - 1) for i in range(MOMENTS)]
+    kinds = {"before the first checkpoint": 0, "mid-run": 0, "after the end": 0}
+    for i, moment in enumerate(moments):
+        db = tmp_path / f"sim-{i}.db"
+        victim = drasnap(*command(db))
+        time.sleep(moment)
+        victim.send_signal(signal.SIGKILL)  # (a no-op if it already ended)
+        victim.communicate(timeout=300)
+        step = checkpointed_step(db)
+        if victim.returncode == 0:
+            kinds["after the end"] += 1
+        elif step is None:
+            kinds["before the first checkpoint"] += 1
+        else:
+            kinds["mid-run"] += 1
+        result = rerun_until_it_succeeds(command(db))
+        assert comparable(result) == comparable(reference), (i, moment, step)
+    # The moments must really have spread over the whole run on this machine.
+    assert all(kinds.values()), kinds
+
+
+def wait_for_step(db: Path, step: int, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = checkpointed_step(db)
+        if found is not None and found >= step:
+            return
+        time.sleep(0.02)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("signal_number", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["TERM", "INT"]
+)
+def test_a_signal_stops_cleanly_and_the_same_command_line_continues(
+    tmp_path: Path,
+    uninterrupted: tuple[dict[str, Any], float],
+    signal_number: int,
+    status: int,
+) -> None:
+    reference, _ = uninterrupted
     db = tmp_path / "sim.db"
-    victim = drasnap(*ARGS, "--db", str(db), "--checkpoint-every", "0.05")
-    # Kill somewhere after a random step has been checkpointed, a random moment later, so the
-    # kill lands mid-run whatever the machine's speed.
-    # (Steps past ~340 of 600 are quick: every candidate there fails at its first pod; a kill
-    # after step 300 could land after the run's end, ~0.8 s later on this project's machine.)
-    wait_for_step(db, rng.randrange(5, 300), victim)
-    time.sleep(rng.uniform(0.0, 0.1))
-    victim.send_signal(signal.SIGKILL)
-    out, _ = victim.communicate()
-    assert victim.returncode == -signal.SIGKILL, "the run ended before the kill: make it longer"
+    args = command(db, "--checkpoint-every", "0")
+    victim = drasnap(*args)
+    wait_for_step(db, 10, victim)
+    victim.send_signal(signal_number)
+    out, err = victim.communicate(timeout=300)
+    assert victim.returncode == status, err
     assert out == ""
-    resumed = finish(drasnap(*ARGS, "--db", str(db), "--resume"))
-    assert resumed["resumed"] is True
-    assert comparable(resumed) == comparable(uninterrupted)
-    # And the database now holds a finished run: the same command refuses to run it again.
-    again = drasnap(*ARGS, "--db", str(db), "--resume")
-    _, err = again.communicate(timeout=120)
-    assert again.returncode == 1
-    assert "holds a finished scale-down run" in err
+    assert "Traceback" not in err
+    stopped_at = checkpointed_step(db)
+    assert stopped_at is not None and 10 <= stopped_at < 200
+    assert f"Stopped after step {stopped_at} of 200, saved. Continue with:" in err
+    hint = err.strip().splitlines()[-1].strip()
+    assert hint.startswith("drasnap simulate scale-down") and hint.endswith("--resume")
+    assert "--name run" in hint and str(db) in hint
+    result = finish(drasnap(*args))
+    assert result["resumed"] is True
+    assert comparable(result) == comparable(reference)
+
+
+@pytest.mark.slow
+def test_a_second_signal_stops_at_once_and_keeps_the_last_checkpoint(
+    tmp_path: Path, uninterrupted: tuple[dict[str, Any], float]
+) -> None:
+    reference, _ = uninterrupted
+    db = tmp_path / "sim.db"
+    victim = drasnap(*command(db, "--checkpoint-every", "0"))
+    wait_for_step(db, 5, victim)
+    victim.send_signal(signal.SIGINT)
+    victim.send_signal(signal.SIGINT)
+    _, err = victim.communicate(timeout=300)
+    assert victim.returncode == 130, err
+    assert "Traceback" not in err
+    result = rerun_until_it_succeeds(command(db, "--checkpoint-every", "0"))
+    assert comparable(result) == comparable(reference)

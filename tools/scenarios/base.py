@@ -5,50 +5,74 @@ The store holds, besides the cluster itself:
 - ``Simulation/plan``: written once at the start: the settings, and what the run iterates
   over (the pending pods in order, the node groups, or the scale-down candidates);
 - ``Simulation/run``: the progress, rewritten at every step boundary: the next step, the
-  results so far and the fork/commit/revert counters;
+  results so far and the fork/commit/revert counters, whether the run is ``done``, and the
+  ``error`` of a run that failed (absent otherwise);
 - ``PendingPod/<ns>/<name>`` and ``NodeGroup/<name>`` (scale-up): the pods to place and each
   node group's template node and slices.
 
 Steps end at depth 0, where the run record is written and a checkpoint may be taken, so a
-checkpoint always holds a state the run can continue from.
+checkpoint always holds a state the run can continue from. A signal asking the run to stop is
+honoured there too: the run checkpoints and stops (:class:`tools.errors.RunInterrupted`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from snapshot.cluster import ClusterSnapshot
 from store import MemoryStore, Store
+from tools.errors import RunInterrupted, ScenarioError
+
+__all__ = ["LIMITS", "Counters", "Outcome", "ScenarioError", "Settings", "Sim"]
 
 SIM_KIND = "Simulation"
 PLAN_KEY = "plan"
 RUN_KEY = "run"
 SCENARIOS = ("scale-up", "scale-down")
 
-
-class ScenarioError(Exception):
-    """A simulation cannot start or go on (bad settings, wrong database, nothing to resume)."""
+#: The sizes a run may have, checked before anything is built: (smallest, largest). The
+#: largest keep a run within this machine's memory (a scale-up holds every pending pod and its
+#: claim, ~20 KB each) and within Kubernetes' own limits: a ResourceSlice lists at most 128
+#: devices (``resource.k8s.io/v1`` ResourceSliceMaxDevices) and a node runs at most 110 pods
+#: by default (the kubelet's ``--max-pods``).
+LIMITS: dict[str, tuple[int, int]] = {
+    "seed": (0, 2**63 - 1),
+    "pods": (1, 200_000),
+    "gpus_per_node": (1, 128),
+    "node_groups": (1, 8),
+    "nodes": (1, 100_000),
+    "pods_per_node": (0, 110),
+}
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Scenario sizes; the defaults are upstream's RunOnce DRA benchmarks (spec §5.2)."""
+    """Scenario sizes; the defaults are upstream's DRA RunOnce benchmarks
+    (``cluster-autoscaler/core/bench/benchmark_runonce_test.go``)."""
 
     scenario: str
     seed: int = 0
     pods: int = 4000  # scale-up: pending pods
-    gpus_per_node: int = 0  # 0: the scenario's default (8 for scale-up, 10 for scale-down)
+    gpus_per_node: int | None = None  # None: the scenario's (8 for scale-up, 10 for scale-down)
     node_groups: int = 1  # scale-up
     nodes: int = 800  # scale-down
     pods_per_node: int = 4  # scale-down
     source: str | None = None  # --from DIR: manifests instead of generated objects
     source_digest: str | None = None
 
+    @property
+    def gpus(self) -> int:
+        """GPUs per node, resolved (see :meth:`resolved`)."""
+        resolved = self.resolved().gpus_per_node
+        assert resolved is not None
+        return resolved
+
     def resolved(self) -> Settings:
         """These settings with the scenario's defaults filled in."""
-        if self.gpus_per_node:
+        if self.gpus_per_node is not None:
             return self
         gpus = 8 if self.scenario == "scale-up" else 10
         return Settings(**{**asdict(self), "gpus_per_node": gpus})
@@ -59,17 +83,20 @@ class Settings:
             raise ScenarioError(
                 f"unknown scenario {self.scenario!r}: choose {' or '.join(SCENARIOS)}"
             )
-        for name in ("pods", "gpus_per_node", "node_groups", "nodes"):
-            if getattr(self, name) < 1:
-                raise ScenarioError(f"--{name.replace('_', '-')} must be at least 1")
-        if self.pods_per_node < 0:
-            raise ScenarioError("--pods-per-node must be 0 or more")
-        if self.scenario == "scale-down" and self.pods_per_node > self.gpus_per_node:
+        for name, (low, high) in LIMITS.items():
+            value = getattr(self, name)
+            option = f"--{name.replace('_', '-')}"
+            if value is None or value < low:
+                got = "" if value is None else f", got {value}"
+                raise ScenarioError(f"{option} must be at least {low}{got}")
+            if value > high:
+                raise ScenarioError(f"{option} must be at most {high:,}, got {value:,}")
+        if self.scenario == "scale-down" and self.pods_per_node > self.gpus:
             raise ScenarioError(
                 f"--pods-per-node {self.pods_per_node} cannot exceed --gpus-per-node "
                 f"{self.gpus_per_node}: each pod holds one GPU"
             )
-        if self.scenario == "scale-up" and self.gpus_per_node >> (self.node_groups - 1) < 1:
+        if self.scenario == "scale-up" and self.gpus >> (self.node_groups - 1) < 1:
             raise ScenarioError(
                 f"--node-groups {self.node_groups} halves --gpus-per-node {self.gpus_per_node} "
                 "below one GPU for the last group"
@@ -114,14 +141,20 @@ class Outcome:
         }
 
 
+StopRequest = Callable[[], int | None]
+"""Asked at every step boundary: the number of a signal that asked the run to stop, or None."""
+
+
 class Sim:
     """A cluster snapshot plus the run record: counts every fork, commit and revert."""
 
-    def __init__(self, cluster: ClusterSnapshot) -> None:
+    def __init__(self, cluster: ClusterSnapshot, stop: StopRequest = lambda: None) -> None:
         self.cluster = cluster
         self.store: Store | MemoryStore = cluster.store
         self.counters = Counters()
         self.started = time.monotonic()
+        self.steps = 0  # how many steps the run has (set once the plan is known)
+        self._stop = stop
 
     def fork(self, label: str) -> None:
         self.cluster.fork(label)
@@ -153,8 +186,25 @@ class Sim:
         )
         if done:
             self.store.checkpoint()
-        else:
-            self.store.maybe_checkpoint()
+            return
+        signal_number = self._stop()
+        if signal_number is not None:
+            self.store.checkpoint()
+            raise RunInterrupted(signal_number, step, self.steps)
+        self.store.maybe_checkpoint()
+
+    def fail(self, error: BaseException) -> None:
+        """Record that the run stopped on ``error``, at its last step boundary, durably.
+
+        The layers of the step in progress are dropped: what is kept is the state the run
+        record describes. A failed run is not resumed; it stays as a record of what happened.
+        """
+        while self.cluster.depth:
+            self.cluster.revert()
+        run = dict(self.progress())
+        run["error"] = " ".join(str(error).split()) or type(error).__name__
+        self.store.put(SIM_KIND, RUN_KEY, run)
+        self.store.checkpoint()
 
     def restore_counters(self, run: dict[str, Any]) -> None:
         self.counters = Counters(**run["counters"])

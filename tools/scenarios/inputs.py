@@ -18,6 +18,7 @@ from pathlib import Path
 from snapshot import load_manifests
 from snapshot.objects import KubeObject, name_of, object_key
 from snapshot.pods import claims_from_templates, node_name_of
+from snapshot.references import check_dra_objects
 from tools.scenarios import objects
 from tools.scenarios.base import ScenarioError, Settings
 
@@ -77,7 +78,7 @@ def _generated_scale_up(s: Settings) -> Cluster:
     for i in range(s.node_groups):
         group = f"group-{i}"
         template = f"{group}-template"
-        gpus = s.gpus_per_node >> i  # each further group has half the GPUs per node
+        gpus = s.gpus >> i  # each further group has half the GPUs per node
         cluster.groups.append(
             NodeGroup(
                 group, objects.node(template, group=group), [objects.gpu_slice(template, gpus)]
@@ -109,7 +110,7 @@ def _generated_scale_down(s: Settings) -> Cluster:
             cluster.claims.append(claim)
             pods.append(pod)
         cluster.nodes.append(
-            (objects.node(node_name), [objects.gpu_slice(node_name, s.gpus_per_node)], pods)
+            (objects.node(node_name), [objects.gpu_slice(node_name, s.gpus)], pods)
         )
     return cluster
 
@@ -117,6 +118,9 @@ def _generated_scale_down(s: Settings) -> Cluster:
 def _from_manifests(s: Settings) -> Cluster:
     assert s.source is not None
     m = load_manifests([s.source])
+    # A claim naming a missing class, or a selector that does not compile, would otherwise
+    # surface midway through the run.
+    check_dra_objects(m.classes, m.claims, m.claim_templates)
     if not m.nodes and s.scenario == "scale-down":
         raise ScenarioError(f"{s.source} holds no Node objects: nothing to scale down")
     cluster = Cluster(classes=list(m.classes), claims=list(m.claims))

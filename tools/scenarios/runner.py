@@ -1,4 +1,16 @@
-"""Start, resume or refuse a simulation run on a cluster snapshot, and summarise it."""
+"""Start, continue or report a simulation run on a cluster snapshot, and summarise it.
+
+What one run of ``drasnap simulate`` finds in its store decides what it does:
+
+- nothing (or only an empty store: a start-up killed before its first checkpoint): start;
+- a run with other settings: refuse, naming each difference;
+- a failed run: refuse (it is a record of what happened; drop it or use another name);
+- an unfinished run: continue it with ``resume``, else refuse;
+- a finished run: with ``resume``, report its recorded result; else refuse.
+
+So ``--resume`` is idempotent: the same command line starts, continues or reports, which is
+what a supervisor that restarts a crashed run needs.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +19,21 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from snapshot import SnapshotError
 from snapshot.cluster import ClusterSnapshot
 from store import MemoryStore
+from tools.errors import RunFailedError
 from tools.scenarios import scale_down, scale_up
-from tools.scenarios.base import PLAN_KEY, RUN_KEY, SIM_KIND, Outcome, ScenarioError, Settings, Sim
+from tools.scenarios.base import (
+    PLAN_KEY,
+    RUN_KEY,
+    SIM_KIND,
+    Outcome,
+    ScenarioError,
+    Settings,
+    Sim,
+    StopRequest,
+)
 from tools.scenarios.inputs import Cluster, build
 
 Tick = Callable[[int, int], None]
@@ -38,43 +61,53 @@ def prepare(settings: Settings) -> Cluster:
 def simulate(
     cluster: ClusterSnapshot,
     settings: Settings,
-    start: Cluster | None,
+    start: Callable[[], Cluster],
     *,
     resume: bool = False,
     where: str = "the store",
     tick: Tick = lambda _step, _total: None,
+    stop: StopRequest = lambda: None,
 ) -> Outcome:
-    """Run ``settings`` on ``cluster``'s store: start a new run, or resume one (``resume``).
+    """Run ``settings`` on ``cluster``'s store: start, continue or report (module docstring).
 
-    ``start`` is the starting cluster (from :func:`prepare`); a resumed run reads everything
-    from the store instead.
+    ``start`` builds the starting cluster (:func:`prepare`); it is called only when the run
+    starts here.
 
     Raises:
-        ScenarioError: the store holds a finished run, another scenario or other settings, an
-            unfinished run without ``resume``, other data, or nothing to resume.
+        ScenarioError: the store holds another run, other settings, a failed run, a finished
+            or unfinished run when that is not what was asked, or data that is no run.
+        RunFailedError: the run stopped on an error found while it ran (recorded as failed).
+        tools.errors.RunInterrupted: ``stop`` asked the run to stop; it stopped, saved.
     """
-    sim = Sim(cluster)
+    sim = Sim(cluster, stop)
     store = sim.store
     plan = sim.plan()
     wanted = settings.record()
+    resumed = False
     if plan is None:
-        if resume:
-            raise ScenarioError(f"nothing to resume: {where} holds no simulation run")
         if any(store.count(kind) for kind in store.kinds()):
             raise ScenarioError(f"{where} already holds data that is not a drasnap simulation")
-        assert start is not None
-        plan = _start(sim, settings, start)
+        plan = _start(sim, settings, start())
     else:
         if plan["settings"] != wanted:
             raise ScenarioError(
                 f"{where} holds a {plan['settings']['scenario']} run with other settings "
-                f"({_differences(plan['settings'], wanted)}); use another --db or --name"
+                f"({_differences(plan['settings'], wanted)}); start a new run without --name"
             )
         run = sim.progress()
-        if run["done"]:
+        if run.get("error") is not None:
             raise ScenarioError(
-                f"{where} holds a finished {settings.scenario} run; use another --db or --name"
+                f"{where} holds a {settings.scenario} run that failed ({run['error']}); it is "
+                "kept as a record: start a new run without --name, or drop it with drasnap drop"
             )
+        if run["done"]:
+            if not resume:
+                raise ScenarioError(
+                    f"{where} holds a finished {settings.scenario} run; start a new run "
+                    "without --name (or add --resume to print its result)"
+                )
+            sim.restore_counters(run)
+            return _outcome(sim, settings, run["results"], time.monotonic(), resumed=True)
         if not resume:
             raise ScenarioError(
                 f"{where} holds an unfinished {settings.scenario} run: add --resume to continue it"
@@ -82,16 +115,30 @@ def simulate(
         while cluster.depth:  # a checkpoint is taken at depth 0; nothing above it survives
             cluster.revert()
         sim.restore_counters(run)
+        resumed = True
     started = time.monotonic()
+    scenario = scale_up if settings.scenario == "scale-up" else scale_down
+    sim.steps = scenario.steps(plan)
+    try:
+        results = scenario.run(sim, plan, tick)
+    except SnapshotError as exc:
+        # An error only the run could find (a CEL expression failing on some device, say):
+        # the run is recorded as failed, so it blocks nothing and shows in `drasnap runs`.
+        sim.fail(exc)
+        raise RunFailedError(f"{where} failed: {exc}") from exc
+    return _outcome(sim, settings, results, started, resumed=resumed)
+
+
+def _outcome(
+    sim: Sim, settings: Settings, results: dict[str, Any], started: float, *, resumed: bool
+) -> Outcome:
     if settings.scenario == "scale-up":
-        results = scale_up.run(sim, plan, tick)
         result = {
             "nodes_added": results["nodes_added"],
             "node_group": results["node_group"],
             "estimates": results["estimates"],
         }
     else:
-        results = scale_down.run(sim, plan, tick)
         result = {"nodes_removed": results["nodes_removed"]}
     return Outcome(
         scenario=settings.scenario,
@@ -99,8 +146,8 @@ def simulate(
         counters=sim.counters,
         pods_placed=results["placed"],
         seconds=time.monotonic() - started,
-        state_digest=store.state_digest(),
-        resumed=resume,
+        state_digest=sim.store.state_digest(),
+        resumed=resumed,
     )
 
 

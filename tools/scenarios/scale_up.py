@@ -34,6 +34,11 @@ def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
     }
 
 
+def steps(plan: dict[str, Any]) -> int:
+    """How many steps the run has: one per node group, then the expansion."""
+    return len(plan["groups"]) + 1
+
+
 def binpack(sim: Sim, group: NodeGroup, pending: list[KubeObject]) -> tuple[int, int]:
     """Add nodes of ``group`` and place ``pending`` on them; returns (nodes added, pods placed)."""
     cs = sim.cluster

@@ -1,0 +1,66 @@
+"""The options and arguments several commands share, declared once.
+
+- the database: an optional ``DB`` argument or ``--db`` (the same on every command; both at
+  once must agree), ``./drasnap-sim.db`` when neither is given;
+- ``--name``: the named store (a run) inside it; when a read command is given none, the
+  database's newest run is read (:func:`tools.runs.choose_store` says which, on stderr);
+- ``--json``: one JSON document on stdout instead of a table.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_DB = "drasnap-sim.db"
+
+
+def resolve_db(argument: str | None, option: str | None) -> str | None:
+    """One database from the ``DB`` argument and ``--db``; None when neither was given."""
+    if argument is not None and option is not None and argument != option:
+        raise click.UsageError(f"two databases given: {argument} (DB) and {option} (--db)")
+    return argument if argument is not None else option
+
+
+def database(command: F) -> F:
+    """Add ``[DB]`` and ``--db DB`` to a command, which receives ``db`` (None: not given)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, db: str | None, db_option: str | None, **kwargs: Any) -> Any:
+        return command(*args, db=resolve_db(db, db_option), **kwargs)
+
+    wrapper = click.option(
+        "--db",
+        "db_option",
+        metavar="DB",
+        help=f"The database: a file or a URL, as the DB argument [default: ./{DEFAULT_DB}].",
+    )(wrapper)
+    wrapper = click.argument("db", metavar="[DB]", required=False)(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+name_option = click.option(
+    "--name",
+    metavar="NAME",
+    help="The run (named store) inside the database [default: the newest].",
+)
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document instead of a table."
+)
+
+
+def store_to_read(db: str | None, name: str | None) -> tuple[str, str]:
+    """The database and run a read command reads: as given, else ``./drasnap-sim.db`` and its
+    newest run (said on stderr when the database holds several)."""
+    from tools.runs import choose_store  # (runs reads the scenarios' records: import late)
+
+    db = db if db is not None else DEFAULT_DB
+    name, note = choose_store(db, name)
+    if note:
+        click.echo(note, err=True)
+    return db, name

@@ -1,0 +1,79 @@
+"""``drasnap runs`` and ``drasnap drop``: list the runs of a database, remove one."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import click
+
+from store import Store
+from tools.errors import CommandError
+from tools.options import DEFAULT_DB, database, json_option
+from tools.output import echo_json, iso, render_table
+from tools.runs import RunInfo, find_run, list_runs
+
+
+def _run_json(run: RunInfo) -> dict[str, Any]:
+    data = asdict(run)
+    data["started_at"] = iso(run.started)
+    data["checkpointed_at"] = iso(run.checkpointed)
+    return data
+
+
+@click.command(name="runs")
+@database
+@json_option
+def runs_cmd(db: str | None, as_json: bool) -> None:
+    """List the runs (named stores) of DB: name, scenario, settings that differ from the
+    defaults, when it started, its status (finished, unfinished, failed, empty, other), its
+    result so far and its state digest.
+
+    Example:
+
+        drasnap runs sim.db
+    """
+    db = db or DEFAULT_DB
+    runs = list_runs(db)
+    if as_json:
+        echo_json({"database": db, "runs": [_run_json(r) for r in runs]})
+        return
+    rows = [
+        (
+            r.name,
+            r.scenario or "",
+            r.settings_text(),
+            iso(r.started),
+            r.status if r.steps is None else f"{r.status} ({r.step}/{r.steps})",
+            r.result_text(),
+            r.state_digest,
+        )
+        for r in runs
+    ]
+    headers = ("name", "scenario", "settings", "started", "status", "result", "state digest")
+    click.echo(render_table(headers, rows))
+    click.echo(f"({len(runs)} run{'s' if len(runs) != 1 else ''})", err=True)
+
+
+@click.command(name="drop")
+@database
+@click.option("--name", required=True, metavar="NAME", help="The run to remove.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def drop_cmd(db: str | None, name: str, yes: bool) -> None:
+    """Remove the run NAME from DB, with everything it holds (its objects, layers and
+    journal), in one transaction. Asks first, unless --yes.
+
+    Example:
+
+        drasnap drop sim.db --name scale-up-2 --yes
+    """
+    db = db or DEFAULT_DB
+    run = find_run(db, name)
+    if run is None:
+        raise CommandError(f"no run named {name!r} in {db} (drasnap runs {db} lists them)")
+    if not yes:
+        what = f"{run.status} {run.scenario} run" if run.scenario else "store"
+        if not click.confirm(f"Remove the {what} {name!r} from {db}?", err=True):
+            raise CommandError(f"run {name!r} kept (nothing was removed)")
+    Store.drop(db, name=name)
+    click.echo(f"Dropped run {name!r} from {db}", err=True)
