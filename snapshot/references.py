@@ -88,6 +88,9 @@ def _compiles(expression: str, kind: str, name: str, path: str) -> None:
     try:
         cel.compile(expression)
     except AllocationError as exc:
+        # cel-go's message goes on with the expression and a caret under the error: the first
+        # line says it all in one line.
+        first = str(exc).splitlines()[0]
         raise ObjectValidationError(
-            f"{kind} {name}: {path}: CEL compile error: {exc}", kind=kind, name=name, field=path
+            f"{kind} {name}: {path}: CEL compile error: {first}", kind=kind, name=name, field=path
         ) from exc

@@ -124,6 +124,12 @@ def parse_target(target: str | os.PathLike[str]) -> Target:
 
 def _sqlite_file(path: Path) -> Target:
     path = path.expanduser()
+    try:
+        path.stat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # e.g. a folder on the way this user may not enter
+        raise NotADatabaseError(f"cannot reach {path}: {exc.strerror or exc}") from exc
     if path.is_dir():
         raise NotADatabaseError(f"{path} is a directory, not a drasnap database file")
     if path.exists() and not path.is_file():

@@ -230,6 +230,9 @@ def _run(dbapi: Any, info: _sql.Target, sql: str, max_rows: int | None) -> Query
     denied: list[str] = []
     sqlite = info.dialect == "sqlite"
     if sqlite:
+        (tables,) = dbapi.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        if not tables:  # (SQLite takes an empty file for an empty database)
+            raise NotADatabaseError(f"{info.display} is not a drasnap database (it is empty)")
         dbapi.set_authorizer(_authorizer(denied))
     cursor = dbapi.cursor()
     try:

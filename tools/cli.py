@@ -50,7 +50,8 @@ class _Group(click.Group):
             if ctx.meta.get("drasnap.traceback"):
                 raise
             message = locked_message(exc) if isinstance(exc, StoreLockedError) else str(exc)
-            click.echo(f"Error: {message}", err=True)
+            # One line, whatever a library put in its message (a CEL error's caret diagram).
+            click.echo(f"Error: {' '.join(message.split())}", err=True)
             ctx.exit(1)
 
 

@@ -10,7 +10,7 @@ from snapshot.history import CLAIM_KIND, FATES, AllocationEvent, allocation_hist
 from store import Journal
 from tools.errors import CommandError
 from tools.options import database, json_option, name_option, store_to_read
-from tools.output import echo_json, iso, render_table
+from tools.output import TABLE_WIDTH, clock, echo_json, iso, render_table
 
 
 def event_json(e: AllocationEvent) -> dict[str, Any]:
@@ -93,17 +93,19 @@ def history_cmd(
     rows = [
         (
             e.seq,
-            iso(e.ts),
+            clock(e.ts),
             e.event,
             e.claim,
             [d.id for d in e.devices],
             e.node,
-            e.label if e.layer else "(base)",
-            e.depth,
+            f"{e.label} [{e.depth}]" if e.layer else "(base)",
             e.fate,
         )
         for e in events
     ]
-    headers = ("seq", "time", "event", "claim", "devices", "node", "layer", "depth", "fate")
-    click.echo(render_table(headers, rows))
-    click.echo(f"({len(events)} event{'s' if len(events) != 1 else ''})", err=True)
+    headers = ("seq", "time", "event", "claim", "devices", "node", "layer [depth]", "fate")
+    wrap = ("layer [depth]", "claim", "node", "devices")
+    click.echo(render_table(headers, rows, width=TABLE_WIDTH, wrap=wrap))
+    days = sorted({iso(e.ts)[:10] for e in events})
+    on = f", times UTC on {' to '.join(days[:: max(len(days) - 1, 1)])}" if days else ""
+    click.echo(f"({len(events)} event{'s' if len(events) != 1 else ''}{on})", err=True)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json as jsonlib
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import click
+
+#: Tables that can grow wide (a claim's devices, layer labels) wrap to fit this many columns.
+TABLE_WIDTH = 120
 
 
 def echo_json(data: Any) -> None:
@@ -18,6 +22,11 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     return str(value)
+
+
+def clock(ts: float) -> str:
+    """The UTC time of day with milliseconds, for tables whose rows share a day."""
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%H:%M:%S.%f")[:-3]
 
 
 def iso(ts: float | None) -> str:
@@ -37,17 +46,31 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def render_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    width: int | None = None,
+    wrap: Sequence[str] = (),
+) -> str:
     """Columns padded to their widest line, a rule under the header.
 
     A list or tuple in a cell is printed one item per line (a claim's eight devices stack up
-    instead of widening the table past a terminal).
+    instead of widening the table). With ``width``, the columns named in ``wrap`` are wrapped
+    (at spaces and after ``/``), widest first, until the table fits.
     """
     cells = [[cell(v).split("\n") for v in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in cells:
         for i, lines in enumerate(row):
             widths[i] = max(widths[i], *(len(line) for line in lines))
+    if width is not None:
+        columns = [headers.index(name) for name in wrap]
+        _shrink(widths, columns, headers, width)
+        cells = [
+            [_wrap(lines, widths[i]) if i in columns else lines for i, lines in enumerate(row)]
+            for row in cells
+        ]
     out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     out.append("  ".join("-" * w for w in widths))
     for row in cells:
@@ -55,3 +78,39 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
             parts = [(lines[n] if n < len(lines) else "") for lines in row]
             out.append("  ".join(p.ljust(w) for p, w in zip(parts, widths, strict=True)).rstrip())
     return "\n".join(out)
+
+
+_MIN_WRAPPED = 10
+
+
+def _shrink(widths: list[int], columns: list[int], headers: Sequence[str], width: int) -> None:
+    """Narrow the wrappable columns, in the order given, until the table is ``width`` wide."""
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    for i in columns:
+        if excess <= 0:
+            return
+        floor = max(len(headers[i]), _MIN_WRAPPED)
+        cut = min(excess, widths[i] - floor)
+        if cut > 0:
+            widths[i] -= cut
+            excess -= cut
+
+
+def _wrap(lines: list[str], width: int) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        pieces = re.findall(r"[^ /-]*[/-]|[^ /-]+ ?|\s+", line)
+        current = ""
+        for piece in pieces:
+            while len(piece) > width:  # a word longer than the column: cut it
+                if current:
+                    out.append(current.rstrip())
+                    current = ""
+                out.append(piece[:width])
+                piece = piece[width:]
+            if len(current) + len(piece.rstrip()) > width and current:
+                out.append(current.rstrip())
+                current = ""
+            current += piece
+        out.append(current.rstrip())
+    return out

@@ -206,9 +206,8 @@ def simulate(
         source_digest=source_digest(source) if source else None,
     ).resolved()
     settings.check()
-    if db is None:
-        db = DEFAULT_DB
-        click.echo(f"Using {Path(db).resolve()} (give DB to choose)", err=True)
+    given_db = db is not None
+    db = db if db is not None else DEFAULT_DB
     built: list[Cluster] = []
 
     def start() -> Cluster:
@@ -234,6 +233,8 @@ def simulate(
         existing = find_run(db, name)
         if existing is None or existing.status == "empty":
             start()
+    if not given_db:  # (said once the input is known to be good: an error stays one line)
+        click.echo(f"Using {Path(db).resolve()} (give DB to choose)", err=True)
     store = _open_run(db, name, settings, checkpoint_every, fresh=fresh)
     name = store_name = store.name
     where = f"run {store_name!r} in {db}"

@@ -242,11 +242,11 @@ def test_history_table_output(session: Session) -> None:
         "devices",
         "node",
         "layer",
-        "depth",
+        "[depth]",
         "fate",
     ]
-    assert "try node-b" in lines[2] and lines[2].rstrip().endswith("reverted")
-    assert result.stderr.strip() == "(2 events)"
+    assert "try node-b [2]" in lines[2] and lines[2].rstrip().endswith("reverted")
+    assert result.stderr.strip().startswith("(2 events, times UTC on ")
 
 
 @pytest.mark.parametrize(
