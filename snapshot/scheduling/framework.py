@@ -92,6 +92,8 @@ class PodCycle:
         self.allowed: frozenset[str] | None = None
         self.absent: NodeResult | None = None
         self.failures: dict[str, NodeResult] = {}
+        # Refusals repeat across nodes: one NodeResult per (plugin, reasons) is kept and shared.
+        self._results: dict[tuple[str, tuple[str, ...]], NodeResult] = {}
         self._active: list[tuple[FilterPlugin, Any]] = []
         narrowing: list[str] = []
         for plugin in plugins:
@@ -137,7 +139,10 @@ class PodCycle:
         for plugin, state in self._active:
             reasons = plugin.filter(state, pod, facts, cluster)
             if reasons is not None:
-                result = NodeResult(plugin.name, reasons)
+                key = (plugin.name, reasons)
+                result = self._results.get(key)
+                if result is None:
+                    result = self._results[key] = NodeResult(plugin.name, reasons)
                 self.failures[node_name] = result
                 return result
         self.failures.pop(node_name, None)

@@ -75,6 +75,7 @@ class Fit:
 
     requests: Requests
     dra_backed: frozenset[str]
+    only_cpu_memory: bool  # the fast path: nothing but cpu, memory and the pod slot asked
 
     @property
     def dra_requests(self) -> dict[str, int]:
@@ -101,7 +102,7 @@ class NodeResourcesFit:
         if requests.scalars:
             names = self._dra_resource_names()
             dra = frozenset(n for n, amount in requests.scalars.items() if amount and n in names)
-        return Fit(requests, dra)
+        return Fit(requests, dra, requests.only_cpu_memory)
 
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
         return Proceed(self.fit_for(pod))
@@ -112,7 +113,7 @@ class NodeResourcesFit:
         want = state.requests
         have = node.allocatable
         used = cluster.requested(node.name)
-        if want.only_cpu_memory and (
+        if state.only_cpu_memory and (
             used.pods + 1 <= have.pods
             and want.cpu + used.cpu <= have.cpu
             and want.memory + used.memory <= have.memory
@@ -130,7 +131,7 @@ class NodeResourcesFit:
             and want.ephemeral_storage > have.ephemeral_storage - used.ephemeral_storage
         ):
             reasons.append(_STORAGE)
-        for name in sorted(want.scalars):
+        for name in sorted(want.scalars) if want.scalars else ():
             amount = want.scalars[name]
             if amount == 0:
                 continue
