@@ -1,0 +1,112 @@
+"""kube-scheduler's Filter plugins as a library: which nodes a pod fits, and why not.
+
+Implemented (1.36 semantics, each in ``plugins/``; exact upstream reason texts):
+NodeUnschedulable (``spec.unschedulable``, the unschedulable-taint toleration), NodeName
+(``spec.nodeName``), TaintToleration (NoSchedule/NoExecute taints; ``Equal``/``Exists``
+tolerations with key, value and effect), NodeAffinity (``spec.nodeSelector``; required node
+affinity: matchExpressions with In, NotIn, Exists, DoesNotExist, Gt, Lt; matchFields
+``metadata.name``, which also narrows the nodes tried), NodePorts (host ports of containers
+and sidecars, protocol and host IP rules), NodeResourcesFit (requests as ``PodRequests``:
+containers summed, init containers max'd, sidecars, pod overhead, pod-level resources;
+cpu, memory, ephemeral-storage, hugepages, extended and other scalar resources, pod count;
+DRA-backed extended resources left to DRA), PodTopologySpread (DoNotSchedule: maxSkew,
+topologyKey, labelSelector, matchLabelKeys, minDomains, nodeAffinityPolicy,
+nodeTaintsPolicy), InterPodAffinity (required affinity and anti-affinity: labelSelector,
+namespaces, namespaceSelector, matchLabelKeys, mismatchLabelKeys, topologyKey; placed pods'
+anti-affinity; the first pod of a group), and a slot for DynamicResources (the cluster
+snapshot's allocator, with upstream's reasons).
+
+Warned about by ``pod_warnings`` (see ``unsupported``): scheduling gates, volumes needing the
+volume plugins, RuntimeClass lookups, other scheduler names, comparison tolerations, node
+declared features, resource names the scheduler ignores, malformed node affinity terms,
+namespace selectors on unknown namespace labels.
+
+Differences from kube-scheduler, on purpose: a node without ``status.allocatable`` offers its
+``status.capacity`` (and 110 pods when it states none), as ``snapshot.pods`` reads nodes;
+scalar resources are checked in name order, not Go's random map order; the
+``preemption: ...`` part of the FailedScheduling message is never added (the
+cluster-autoscaler does not preempt).
+
+Use: ``cycle = PodCycle(default_plugins(...), pod, cluster)`` once per pod and cluster state;
+``cycle.first_fit(names)`` or ``cycle.filter(name)`` per node; ``cycle.fit_error()`` for the
+``0/N nodes are available: ...`` answer, whose ``to_json`` goes to the journal.
+"""
+
+from snapshot.scheduling.fit_error import NO_NODES_MESSAGE, FitError, NodeResult
+from snapshot.scheduling.framework import SKIP, FilterPlugin, PodCycle, Proceed, Reject, Skip
+from snapshot.scheduling.plugins import (
+    DynamicResources,
+    InterPodAffinity,
+    NodeAffinity,
+    NodeName,
+    NodePorts,
+    NodeResourcesFit,
+    NodeUnschedulable,
+    PodTopologySpread,
+    TaintToleration,
+    default_plugins,
+)
+from snapshot.scheduling.plugins.dynamic_resources import (
+    CANNOT_ALLOCATE_ALL_CLAIMS,
+    CLAIM_IN_USE,
+    CLAIM_NOT_AVAILABLE_ON_NODE,
+    DraBackend,
+)
+from snapshot.scheduling.plugins.node_resources_fit import Fit, dra_extended_resource_classes
+from snapshot.scheduling.pod_requests import (
+    ExtendedResourceRequest,
+    compute_pod_requests,
+    extended_resource_requests,
+)
+from snapshot.scheduling.resources import Requests, node_allocatable_requests
+from snapshot.scheduling.unsupported import pod_warnings
+from snapshot.scheduling.view import (
+    NAMESPACE_NAME_LABEL,
+    ClusterView,
+    NodeFacts,
+    PodFacts,
+    StaticCluster,
+    node_facts,
+    pod_facts,
+)
+
+__all__ = [
+    "ClusterView",
+    "DraBackend",
+    "DynamicResources",
+    "ExtendedResourceRequest",
+    "FilterPlugin",
+    "Fit",
+    "FitError",
+    "InterPodAffinity",
+    "NodeAffinity",
+    "NodeFacts",
+    "NodeName",
+    "NodePorts",
+    "NodeResourcesFit",
+    "NodeResult",
+    "NodeUnschedulable",
+    "PodCycle",
+    "PodFacts",
+    "PodTopologySpread",
+    "Proceed",
+    "Reject",
+    "Requests",
+    "Skip",
+    "StaticCluster",
+    "TaintToleration",
+    "CANNOT_ALLOCATE_ALL_CLAIMS",
+    "CLAIM_IN_USE",
+    "CLAIM_NOT_AVAILABLE_ON_NODE",
+    "NAMESPACE_NAME_LABEL",
+    "NO_NODES_MESSAGE",
+    "SKIP",
+    "compute_pod_requests",
+    "default_plugins",
+    "dra_extended_resource_classes",
+    "extended_resource_requests",
+    "node_allocatable_requests",
+    "node_facts",
+    "pod_facts",
+    "pod_warnings",
+]

@@ -1,0 +1,142 @@
+"""NodeResourcesFit: the pod's requests must fit what the node's pods leave of its allocatable.
+
+``pkg/scheduler/framework/plugins/noderesources/fit.go`` (``fitsRequest``): the pod count
+first (``Too many pods``), then cpu, memory and ephemeral storage when the pod asks for them
+(``Insufficient cpu`` ...), then each scalar resource it asks for (``Insufficient
+example.com/gpu``); every shortage is a reason. Upstream walks the scalar resources in Go's
+random map order; here they are sorted by name so that runs repeat.
+
+DRA-backed extended resources (DRAExtendedResource, beta and on in 1.36): a resource that the
+node does not advertise (allocatable absent or zero) but that a DeviceClass provides
+(``spec.extendedResourceName``, or the implicit ``deviceclass.resource.kubernetes.io/<class>``)
+is not checked here; the DynamicResources plugin allocates devices for it. The plugin takes
+those names as an input (`dra_extended_resource_classes` computes them from DeviceClasses);
+`Fit.dra_requests` gives the pod's requests of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Any, Final
+
+from snapshot.scheduling.framework import Proceed
+from snapshot.scheduling.resources import Requests
+from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
+
+__all__ = [
+    "DEVICE_CLASS_PREFIX",
+    "ERR_REASON_TOO_MANY_PODS",
+    "Fit",
+    "NodeResourcesFit",
+    "dra_extended_resource_classes",
+    "insufficient",
+]
+
+ERR_REASON_TOO_MANY_PODS: Final = "Too many pods"
+DEVICE_CLASS_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
+
+
+def insufficient(resource: str) -> str:
+    """``Insufficient <resource>``."""
+    return f"Insufficient {resource}"
+
+
+_CPU, _MEMORY, _STORAGE = (
+    insufficient("cpu"),
+    insufficient("memory"),
+    insufficient("ephemeral-storage"),
+)
+
+
+def dra_extended_resource_classes(classes: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Extended resource name -> DeviceClass name, for every DeviceClass.
+
+    Each class provides ``deviceclass.resource.kubernetes.io/<name>`` and, when set, its
+    ``spec.extendedResourceName`` (the scheduler's ``ExtendedResourceCache``). When several
+    classes claim one name, the first by class name wins (upstream keeps whichever it saw
+    last, an order it does not define).
+    """
+    out: dict[str, str] = {}
+    for cls in sorted(classes, key=lambda c: str((c.get("metadata") or {}).get("name", ""))):
+        name = str((cls.get("metadata") or {}).get("name", ""))
+        explicit = (cls.get("spec") or {}).get("extendedResourceName")
+        if explicit:
+            out.setdefault(str(explicit), name)
+        out.setdefault(DEVICE_CLASS_PREFIX + name, name)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """NodeResourcesFit's PreFilter state: the pod's requests and which of its scalar
+    resources DRA may provide."""
+
+    requests: Requests
+    dra_backed: frozenset[str]
+    only_cpu_memory: bool  # the fast path: nothing but cpu, memory and the pod slot asked
+
+    @property
+    def dra_requests(self) -> dict[str, int]:
+        """The pod's requests of DRA-backed extended resources, by name."""
+        return {n: self.requests.scalar(n) for n in sorted(self.dra_backed)}
+
+
+class NodeResourcesFit:
+    """Refuses nodes whose free allocatable is short of what the pod requests.
+
+    ``dra_resource_names`` returns the extended resource names DeviceClasses provide (read in
+    PreFilter, and only for pods asking for scalar resources).
+    """
+
+    name: Final = "NodeResourcesFit"
+
+    def __init__(self, dra_resource_names: Callable[[], AbstractSet[str]] = frozenset) -> None:
+        self._dra_resource_names = dra_resource_names
+
+    def fit_for(self, pod: PodFacts) -> Fit:
+        """The pod's requests and which of its extended resources DRA may provide."""
+        requests = pod.requests
+        dra: frozenset[str] = frozenset()
+        if requests.scalars:
+            names = self._dra_resource_names()
+            dra = frozenset(n for n, amount in requests.scalars.items() if amount and n in names)
+        return Fit(requests, dra, requests.only_cpu_memory)
+
+    def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
+        return Proceed(self.fit_for(pod))
+
+    def filter(
+        self, state: Fit, pod: PodFacts, node: NodeFacts, cluster: ClusterView
+    ) -> tuple[str, ...] | None:
+        want = state.requests
+        have = node.allocatable
+        used = cluster.requested(node.name)
+        if state.only_cpu_memory and (
+            used.pods + 1 <= have.pods
+            and want.cpu + used.cpu <= have.cpu
+            and want.memory + used.memory <= have.memory
+        ):
+            return None  # the common case, decided without building a list
+        reasons: list[str] = []
+        if used.pods + 1 > have.pods:
+            reasons.append(ERR_REASON_TOO_MANY_PODS)
+        if want.cpu > 0 and want.cpu > have.cpu - used.cpu:
+            reasons.append(_CPU)
+        if want.memory > 0 and want.memory > have.memory - used.memory:
+            reasons.append(_MEMORY)
+        if (
+            want.ephemeral_storage > 0
+            and want.ephemeral_storage > have.ephemeral_storage - used.ephemeral_storage
+        ):
+            reasons.append(_STORAGE)
+        for name in sorted(want.scalars) if want.scalars else ():
+            amount = want.scalars[name]
+            if amount == 0:
+                continue
+            if name in state.dra_backed and have.scalar(name) <= 0:
+                continue  # left to DynamicResources
+            if amount > have.scalar(name) - used.scalar(name):
+                reasons.append(insufficient(name))
+        return tuple(reasons) if reasons else None

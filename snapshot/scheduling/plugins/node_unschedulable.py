@@ -1,0 +1,35 @@
+"""NodeUnschedulable: cordoned nodes (``spec.unschedulable``) take only pods that tolerate
+``node.kubernetes.io/unschedulable:NoSchedule``.
+
+``pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from snapshot.scheduling.framework import Proceed
+from snapshot.scheduling.matchers import Taint, parse_tolerations
+from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
+
+__all__ = ["ERR_REASON_UNSCHEDULABLE", "NodeUnschedulable"]
+
+ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
+_UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+class NodeUnschedulable:
+    """Refuses cordoned nodes to pods without the unschedulable toleration."""
+
+    name: Final = "NodeUnschedulable"
+
+    def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
+        tolerated = any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in parse_tolerations(pod.spec))
+        return Proceed(tolerated)
+
+    def filter(
+        self, state: Any, pod: PodFacts, node: NodeFacts, cluster: ClusterView
+    ) -> tuple[str, ...] | None:
+        if node.unschedulable and not state:
+            return (ERR_REASON_UNSCHEDULABLE,)
+        return None

@@ -1,0 +1,37 @@
+"""TaintToleration: a node's NoSchedule and NoExecute taints must all be tolerated.
+
+``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``: the first
+untolerated taint, in the node's order, is named as ``{key: value}``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from snapshot.scheduling.framework import Proceed
+from snapshot.scheduling.matchers import Toleration, first_untolerated, parse_tolerations
+from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
+
+__all__ = ["TaintToleration", "untolerated_taint_reason"]
+
+
+def untolerated_taint_reason(key: str, value: str) -> str:
+    """``node(s) had untolerated taint {key: value}``."""
+    return f"node(s) had untolerated taint {{{key}: {value}}}"
+
+
+class TaintToleration:
+    """Refuses nodes with a NoSchedule/NoExecute taint the pod does not tolerate."""
+
+    name: Final = "TaintToleration"
+
+    def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
+        return Proceed(parse_tolerations(pod.spec))
+
+    def filter(
+        self, state: tuple[Toleration, ...], pod: PodFacts, node: NodeFacts, cluster: ClusterView
+    ) -> tuple[str, ...] | None:
+        if not node.taints:
+            return None
+        taint = first_untolerated(node.taints, state)
+        return None if taint is None else (untolerated_taint_reason(taint.key, taint.value),)

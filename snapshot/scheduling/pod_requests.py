@@ -1,0 +1,265 @@
+"""What a pod asks of a node, as ``k8s.io/component-helpers/resource.PodRequests`` computes it.
+
+For a pod being placed (``use_status=False``, what NodeResourcesFit's PreFilter uses):
+
+- the requests of ``spec.containers`` are summed;
+- ``spec.initContainers`` run one after another: each ordinary init container needs its own
+  requests plus those of the restartable init containers (sidecars, ``restartPolicy:
+  Always``) started before it, and the pod needs the largest of these; sidecars keep running,
+  so their requests are also added to the containers' sum (KEP-753's formula);
+- pod-level ``spec.resources.requests`` (PodLevelResources, beta and on by default in 1.36)
+  replace the aggregate for the resources pod-level resources support (cpu, memory,
+  ``hugepages-*``);
+- ``spec.overhead`` is added.
+
+A container's ``limits`` stand in for its missing ``requests`` key by key, as API defaulting
+stores them (a dump from the API server already has them; a hand-written manifest may not).
+
+For a pod already on a node (``use_status=True``, what the scheduler's NodeInfo counts, with
+InPlacePodVerticalScaling GA and InPlacePodLevelResourcesVerticalScaling beta in 1.36): each
+resource is the largest of what the spec asks, what the kubelet allocated
+(``status.containerStatuses[].allocatedResources``) and what is actuated
+(``status.containerStatuses[].resources.requests``), or of the latter two alone when the
+``PodResizePending`` condition says the resize is ``Infeasible``; pod-level status
+(``status.allocatedResources``, ``status.resources``) is used when present.
+
+Quantities are added exactly (``Fraction``) and rounded up once at the end, as Go adds
+``resource.Quantity`` values before ``MilliValue``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from snapshot.scheduling.resources import CPU, MEMORY, Requests, quantity_of, requests_from_list
+
+__all__ = [
+    "ExtendedResourceRequest",
+    "compute_pod_requests",
+    "extended_resource_requests",
+    "pod_level_requests_set",
+    "restartable",
+]
+
+Values = dict[str, Fraction]
+
+
+def restartable(container: Mapping[str, Any]) -> bool:
+    """Whether an init container is a sidecar (``restartPolicy: Always``)."""
+    return container.get("restartPolicy") == "Always"
+
+
+def _values(resources: Mapping[str, Any] | None) -> Values:
+    return {str(k): quantity_of(str(v)) for k, v in (resources or {}).items()}
+
+
+def _container_requests(container: Mapping[str, Any]) -> Values:
+    resources = container.get("resources") or {}
+    values = _values(resources.get("requests"))
+    for name, value in _values(resources.get("limits")).items():
+        values.setdefault(name, value)  # API defaulting: requests default to limits
+    return values
+
+
+def _add(into: Values, other: Mapping[str, Fraction]) -> None:
+    for name, value in other.items():
+        into[name] = into.get(name, Fraction(0)) + value
+
+
+def _max_into(into: Values, other: Mapping[str, Fraction]) -> None:
+    for name, value in other.items():
+        if name not in into or value > into[name]:
+            into[name] = value
+
+
+def _max(*lists: Mapping[str, Fraction] | None) -> Values:
+    out: Values = {}
+    for values in lists:
+        if values:
+            _max_into(out, values)
+    return out
+
+
+def _aggregate(containers: Iterable[Values], inits: Iterable[tuple[Values, bool]]) -> Values:
+    """Containers summed; each init container with the sidecars before it, the largest kept."""
+    total: Values = {}
+    for values in containers:
+        _add(total, values)
+    sidecars: Values = {}
+    init_peak: Values = {}
+    for values, is_sidecar in inits:
+        if is_sidecar:
+            _add(total, values)
+            _add(sidecars, values)
+            _max_into(init_peak, sidecars)
+        else:
+            combined = dict(values)
+            _add(combined, sidecars)
+            _max_into(init_peak, combined)
+    _max_into(total, init_peak)
+    return total
+
+
+def _supported_pod_level(name: str) -> bool:
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+def pod_level_requests_set(spec: Mapping[str, Any]) -> bool:
+    """``IsPodLevelRequestsSet``: pod-level requests name a supported resource."""
+    return any(_supported_pod_level(str(n)) for n in _pod_level_requests(spec))
+
+
+def _pod_level_requests(spec: Mapping[str, Any]) -> Values:
+    resources = spec.get("resources") or {}
+    values = _values(resources.get("requests"))
+    for name, value in _values(resources.get("limits")).items():
+        if _supported_pod_level(name):
+            values.setdefault(name, value)
+    return values
+
+
+def _status_of(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    status = pod.get("status") or {}
+    found: dict[str, Mapping[str, Any]] = {}
+    for key in ("initContainerStatuses", "containerStatuses"):  # containers win a name clash
+        for cs in status.get(key) or ():
+            found[str(cs.get("name"))] = cs
+    return found
+
+
+def _resize_infeasible(pod: Mapping[str, Any]) -> bool:
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "PodResizePending":
+            return bool(condition.get("reason") == "Infeasible")
+    return False
+
+
+def _by_status(
+    spec: Mapping[str, Any], statuses: Mapping[str, Mapping[str, Any]], infeasible: bool, kind: str
+) -> Values:
+    """The aggregate with each container's allocated or actuated requests (upstream's
+    ``containerAllocatedRequests``/``containerActuatedRequests``)."""
+
+    def pick(container: Mapping[str, Any]) -> Values:
+        cs = statuses.get(str(container.get("name"))) or {}
+        if kind == "actuated" and (cs.get("resources") or {}).get("requests") is not None:
+            return _values(cs["resources"]["requests"])
+        if cs.get("allocatedResources") is not None:
+            return _values(cs["allocatedResources"])
+        return {} if infeasible else _container_requests(container)
+
+    return _aggregate(
+        (pick(c) for c in spec.get("containers") or ()),
+        ((pick(c), restartable(c)) for c in spec.get("initContainers") or ()),
+    )
+
+
+def _minus(values: Values | None, overhead: Values) -> Values | None:
+    if values is None:
+        return None
+    out = dict(values)
+    for name, value in overhead.items():
+        if name in out:
+            out[name] -= value
+    return out
+
+
+def compute_pod_requests(pod: Mapping[str, Any], *, use_status: bool = False) -> Requests:
+    """The pod's requests with one pod slot (``pods=1``); see the module docstring.
+
+    >>> pod = {"spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}],
+    ...     "initContainers": [{"restartPolicy": "Always",
+    ...                         "resources": {"requests": {"cpu": "500m"}}}]}}
+    >>> compute_pod_requests(pod).cpu
+    1500
+
+    Raises:
+        ObjectValidationError: a quantity does not parse.
+    """
+    spec = pod.get("spec") or {}
+    containers = spec.get("containers") or ()
+    inits = spec.get("initContainers") or ()
+    spec_total = _aggregate(
+        (_container_requests(c) for c in containers),
+        ((_container_requests(c), restartable(c)) for c in inits),
+    )
+    status = pod.get("status") or {}
+    overhead = _values(spec.get("overhead"))
+    infeasible = use_status and _resize_infeasible(pod)
+    if not use_status:
+        total = spec_total
+    else:
+        pod_allocated = status.get("allocatedResources")
+        pod_actuated = (status.get("resources") or {}).get("requests")
+        if pod_allocated is not None and pod_actuated is not None:
+            allocated, actuated = _values(pod_allocated), _values(pod_actuated)
+        else:
+            statuses = _status_of(pod)
+            allocated = _by_status(spec, statuses, infeasible, "allocated")
+            actuated = _by_status(spec, statuses, infeasible, "actuated")
+        total = _max(actuated, allocated) if infeasible else _max(spec_total, actuated, allocated)
+    if pod_level_requests_set(spec):
+        effective = _pod_level_requests(spec)
+        if use_status and (status.get("resources") is not None or status.get("allocatedResources")):
+            actuated_pod = (status.get("resources") or {}).get("requests")
+            allocated_pod = status.get("allocatedResources")
+            effective = _max(
+                None if infeasible else effective,
+                _minus(_values(actuated_pod) if actuated_pod is not None else None, overhead),
+                _minus(_values(allocated_pod) if allocated_pod is not None else None, overhead),
+            )
+        for name, value in effective.items():
+            if _supported_pod_level(name):
+                total[name] = value
+    _add(total, overhead)
+    return requests_from_list(total, pods=1)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtendedResourceRequest:
+    """One device request the DynamicResources plugin makes for an extended resource backed
+    by DRA (``createDeviceRequests`` in upstream's ``dynamicresources.go``).
+
+    ``name`` is ``container-<i>-request-<j>``: ``i`` indexes init containers then containers,
+    ``j`` the resource in the container's requests sorted by name.
+    """
+
+    name: str
+    resource: str
+    device_class: str
+    count: int
+
+
+def extended_resource_requests(
+    pod: Mapping[str, Any], classes_by_resource: Mapping[str, str]
+) -> list[ExtendedResourceRequest]:
+    """The device requests for the pod's extended resources that a DeviceClass provides.
+
+    ``classes_by_resource`` maps a resource name to its DeviceClass (see
+    ``dra_extended_resource_classes``). Only container requests count (pod-level resources do
+    not include extended resources); a request that is zero or not an integer is skipped, as
+    upstream does. Which of these a node must satisfy through DRA depends on the node: those it
+    advertises in ``status.allocatable`` come from its device plugin instead.
+    """
+    spec = pod.get("spec") or {}
+    containers = [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]
+    out: list[ExtendedResourceRequest] = []
+    for index, container in enumerate(containers):
+        requests = (container.get("resources") or {}).get("requests") or {}
+        names = sorted(str(n) for n in requests)
+        for position, name in enumerate(names):
+            device_class = classes_by_resource.get(name)
+            if not device_class:
+                continue
+            value = quantity_of(str(requests[name]))
+            if value.denominator != 1 or value == 0:
+                continue
+            out.append(
+                ExtendedResourceRequest(
+                    f"container-{index}-request-{position}", name, device_class, int(value)
+                )
+            )
+    return out
