@@ -14,7 +14,6 @@ import json as jsonlib
 import math
 import shlex
 import signal
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
@@ -26,6 +25,7 @@ from snapshot.cluster import ClusterSnapshot
 from store import Store, StoreLockedError
 from tools.errors import RunInterrupted, ScenarioError
 from tools.options import DEFAULT_DB, database, json_option
+from tools.progress import Progress
 from tools.runs import find_run, fresh_name, newest_unfinished
 from tools.scenarios.base import LIMITS, Settings
 from tools.scenarios.inputs import Cluster, source_digest
@@ -34,28 +34,6 @@ from tools.scenarios.runner import simulate as run_simulation
 
 _NAME_ATTEMPTS = 50  # fresh names tried when other processes take them at the same moment
 MAX_CHECKPOINT_EVERY = 86_400.0
-
-
-class _Progress:
-    """A progress bar on stderr, only when it is a terminal."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.bar: Any = None
-        self.shown = 0
-
-    def __call__(self, step: int, total: int) -> None:
-        if not sys.stderr.isatty():
-            return
-        if self.bar is None:
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(step - self.shown)
-        self.shown = step
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
 
 
 class _Abort(BaseException):
@@ -238,13 +216,13 @@ def simulate(
     store = _open_run(db, name, settings, checkpoint_every, fresh=fresh)
     name = store_name = store.name
     where = f"run {store_name!r} in {db}"
-    progress = _Progress(f"{scenario} {store_name}")
+    progress = Progress(store_name)
     cluster = ClusterSnapshot(store)
     saved = False
     try:
         with _stop_on_signals(lambda: _resume_command(ctx, db, store_name)) as stop:
             outcome = run_simulation(
-                cluster, settings, start, resume=resume, where=where, tick=progress, stop=stop
+                cluster, settings, start, resume=resume, where=where, report=progress, stop=stop
             )
         saved = True
     except RunInterrupted as interrupted:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import random
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from snapshot.errors import SchedulingError
 from snapshot.objects import KubeObject
 from snapshot.pods import claims_from_templates, node_name_of
 from store import MemoryStore, Store
+from tools.errors import RunInterrupted
 from tools.scenarios import objects
 from tools.scenarios.base import SIM_KIND, Outcome, ScenarioError, Settings
 from tools.scenarios.inputs import source_digest
@@ -40,26 +42,22 @@ def comparable(outcome: Outcome) -> dict[str, Any]:
     return {k: v for k, v in outcome.as_json().items() if k not in ("seconds", "resumed")}
 
 
-class Interrupt(Exception):
-    pass
-
-
 def never_start() -> Any:
     raise AssertionError("a run that exists must not be started again")
 
 
 def interrupted_run(db: Path, settings: Settings, at_step: int) -> None:
-    """Start ``settings`` on the SQLite file ``db`` and stop it when step ``at_step`` begins
-    (a step boundary, at depth 0), leaving an unfinished run behind."""
+    """Start ``settings`` on the SQLite file ``db`` and stop it, as a signal would, once step
+    ``at_step`` is saved (a step boundary, at depth 0), leaving an unfinished run behind."""
     resolved = settings.resolved()
     start = prepare(resolved)
+    boundaries = iter(range(1, 1 << 30))
 
-    def tick(step: int, _total: int) -> None:
-        if step == at_step:
-            raise Interrupt
+    def stop() -> int | None:
+        return signal.SIGTERM if next(boundaries) == at_step else None
 
-    with ClusterSnapshot(Store.open(db)) as cs, pytest.raises(Interrupt):
-        simulate(cs, resolved, lambda: start, tick=tick)
+    with ClusterSnapshot(Store.open(db)) as cs, pytest.raises(RunInterrupted):
+        simulate(cs, resolved, lambda: start, stop=stop)
 
 
 def gpus_of(cs: ClusterSnapshot, node_name: str) -> list[str]:

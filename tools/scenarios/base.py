@@ -25,6 +25,7 @@ from typing import Any
 from snapshot.cluster import ClusterSnapshot
 from store import MemoryStore, Store
 from tools.errors import RunInterrupted, ScenarioError
+from tools.progress import Report
 
 __all__ = ["LIMITS", "Counters", "Outcome", "ScenarioError", "Settings", "Sim"]
 
@@ -148,13 +149,23 @@ StopRequest = Callable[[], int | None]
 class Sim:
     """A cluster snapshot plus the run record: counts every fork, commit and revert."""
 
-    def __init__(self, cluster: ClusterSnapshot, stop: StopRequest = lambda: None) -> None:
+    def __init__(
+        self,
+        cluster: ClusterSnapshot,
+        stop: StopRequest = lambda: None,
+        report: Report = lambda _done, _total, _detail: None,
+    ) -> None:
         self.cluster = cluster
         self.store: Store | MemoryStore = cluster.store
         self.counters = Counters()
         self.started = time.monotonic()
         self.steps = 0  # how many steps the run has (set once the plan is known)
         self._stop = stop
+        self._report = report
+
+    def advance(self, done: float, detail: str = "") -> None:
+        """Report progress: ``done`` steps of the run (fractions within a step)."""
+        self._report(done, self.steps, detail)
 
     def fork(self, label: str) -> None:
         self.cluster.fork(label)

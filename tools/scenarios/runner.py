@@ -23,6 +23,7 @@ from snapshot import SnapshotError
 from snapshot.cluster import ClusterSnapshot
 from store import MemoryStore
 from tools.errors import RunFailedError
+from tools.progress import Report
 from tools.scenarios import scale_down, scale_up
 from tools.scenarios.base import (
     PLAN_KEY,
@@ -35,8 +36,6 @@ from tools.scenarios.base import (
     StopRequest,
 )
 from tools.scenarios.inputs import Cluster, build
-
-Tick = Callable[[int, int], None]
 
 
 def prepare(settings: Settings) -> Cluster:
@@ -65,7 +64,7 @@ def simulate(
     *,
     resume: bool = False,
     where: str = "the store",
-    tick: Tick = lambda _step, _total: None,
+    report: Report = lambda _done, _total, _detail: None,
     stop: StopRequest = lambda: None,
 ) -> Outcome:
     """Run ``settings`` on ``cluster``'s store: start, continue or report (module docstring).
@@ -79,7 +78,7 @@ def simulate(
         RunFailedError: the run stopped on an error found while it ran (recorded as failed).
         tools.errors.RunInterrupted: ``stop`` asked the run to stop; it stopped, saved.
     """
-    sim = Sim(cluster, stop)
+    sim = Sim(cluster, stop, report)
     store = sim.store
     plan = sim.plan()
     wanted = settings.record()
@@ -120,7 +119,7 @@ def simulate(
     scenario = scale_up if settings.scenario == "scale-up" else scale_down
     sim.steps = scenario.steps(plan)
     try:
-        results = scenario.run(sim, plan, tick)
+        results = scenario.run(sim, plan)
     except SnapshotError as exc:
         # An error only the run could find (a CEL expression failing on some device, say):
         # the run is recorded as failed, so it blocks nothing and shows in `drasnap runs`.

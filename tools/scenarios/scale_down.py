@@ -7,7 +7,6 @@ Step i decides candidate i.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from tools.scenarios.base import Sim
@@ -40,21 +39,21 @@ def try_remove(sim: Sim, node: str) -> int | None:
     return len(pods)
 
 
-def run(sim: Sim, plan: dict[str, Any], tick: Callable[[int, int], None]) -> dict[str, Any]:
+def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
     candidates: list[str] = plan["candidates"]
     progress = sim.progress()
     results: dict[str, Any] = dict(progress["results"]) or {"nodes_removed": 0, "placed": 0}
     total = len(candidates)
+    sim.advance(progress["step"], f"{results['nodes_removed']:,} nodes removed")
     for step in range(progress["step"], total):
-        tick(step, total)
         moved = try_remove(sim, candidates[step])
         if moved is not None:
             results = {
                 "nodes_removed": results["nodes_removed"] + 1,
                 "placed": results["placed"] + moved,
             }
+        sim.advance(step + 1, f"{results['nodes_removed']:,} nodes removed")
         sim.save(step + 1, results, done=step + 1 == total)
     if total == 0:
         sim.save(0, results, done=True)
-    tick(total, total)
     return results

@@ -10,7 +10,6 @@ Steps: step i < len(groups) estimates group i; step len(groups) applies the best
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from snapshot.objects import KubeObject
@@ -39,12 +38,21 @@ def steps(plan: dict[str, Any]) -> int:
     return len(plan["groups"]) + 1
 
 
-def binpack(sim: Sim, group: NodeGroup, pending: list[KubeObject]) -> tuple[int, int]:
-    """Add nodes of ``group`` and place ``pending`` on them; returns (nodes added, pods placed)."""
+_REPORT_EVERY = 64  # pods between progress reports
+
+
+def binpack(
+    sim: Sim, group: NodeGroup, pending: list[KubeObject], step: int = 0
+) -> tuple[int, int]:
+    """Add nodes of ``group`` and place ``pending`` on them; returns (nodes added, pods placed).
+
+    ``step`` is the run's step it belongs to, for progress reports."""
     cs = sim.cluster
     added = placed = 0
     newest: str | None = None
-    for pod in pending:
+    for i, pod in enumerate(pending):
+        if i % _REPORT_EVERY == 0:
+            sim.advance(step + i / len(pending), f"{group.name}: {added:,} nodes, {placed:,} pods")
         if newest is not None and cs.schedule_pod_anywhere(pod, [newest]) is not None:
             placed += 1
             continue
@@ -60,7 +68,7 @@ def binpack(sim: Sim, group: NodeGroup, pending: list[KubeObject]) -> tuple[int,
     return added, placed
 
 
-def run(sim: Sim, plan: dict[str, Any], tick: Callable[[int, int], None]) -> dict[str, Any]:
+def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
     """Run (or go on with) the steps; returns the final results."""
     store = sim.store
     pending = [store.get(PENDING_KIND, key) for key in plan["pending"]]
@@ -73,15 +81,13 @@ def run(sim: Sim, plan: dict[str, Any], tick: Callable[[int, int], None]) -> dic
     estimates: dict[str, int] = dict(results.get("estimates", {}))
     total = len(groups) + 1
     for step in range(progress["step"], len(groups)):
-        tick(step, total)
         group = groups[step]
         sim.fork(f"estimate node group {group.name}")
-        nodes, placed = binpack(sim, group, pending)
+        nodes, placed = binpack(sim, group, pending, step)
         sim.revert()
         estimates[group.name] = nodes if placed else -1
         results = {"estimates": estimates}
         sim.save(step + 1, results)
-    tick(len(groups), total)
     usable = [g for g in groups if estimates.get(g.name, -1) > 0]
     if not usable:
         results = {"estimates": estimates, "node_group": None, "nodes_added": 0, "placed": 0}
@@ -89,13 +95,13 @@ def run(sim: Sim, plan: dict[str, Any], tick: Callable[[int, int], None]) -> dic
         return results
     best = min(usable, key=lambda g: estimates[g.name])  # min keeps the first on a tie
     sim.fork(f"scale up node group {best.name}")
-    nodes, placed = binpack(sim, best, pending)
+    nodes, placed = binpack(sim, best, pending, len(groups))
     sim.commit()
     for pod in pending:
         if sim.cluster.pod(pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]):
             store.delete(PENDING_KIND, pod_key(pod))
     results = {"estimates": estimates, "node_group": best.name, "nodes_added": nodes}
     results["placed"] = placed
+    sim.advance(total, f"{best.name}: {nodes:,} nodes added")
     sim.save(total, results, done=True)
-    tick(total, total)
     return results
