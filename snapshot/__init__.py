@@ -9,10 +9,6 @@ from snapshot.allocator import allocate
 from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot
 from snapshot.dra_listers import (
-    CLAIM_KIND,
-    CLASS_KIND,
-    NON_LOCAL_SLICES_KEY,
-    SLICE_KIND,
     DeviceClassLister,
     ResourceClaimTracker,
     ResourceSliceLister,
@@ -35,8 +31,16 @@ from snapshot.history import (
     parse_device,
     summarize_claims,
 )
+from snapshot.kinds import (
+    CLAIM_KIND,
+    CLASS_KIND,
+    NON_LOCAL_SLICES_KEY,
+    SLICE_KIND,
+    key_of,
+    object_key,
+)
 from snapshot.manifests import Manifests, load_manifests
-from snapshot.objects import as_model, validate
+from snapshot.validation import as_model, validate
 
 __all__ = [
     "AllocatedDevice",
@@ -54,6 +58,8 @@ __all__ = [
     "ResourceSliceLister",
     "allocate",
     "allocation_history",
+    "key_of",
+    "object_key",
     "as_model",
     "load_manifests",
     "parse_device",

@@ -9,7 +9,7 @@ Accepted input, per file:
 - typed lists such as ``ResourceSliceList`` (what the API returns; their items usually carry
   no ``apiVersion``/``kind``, which are then taken from the list).
 
-Every object goes through :func:`snapshot.objects.validate`; see there for what is checked
+Every object goes through :func:`snapshot.validation.validate`; see there for what is checked
 and normalised. YAML is read the way kubectl reads it as far as it matters here: unquoted
 timestamps stay strings (PyYAML would build ``datetime`` objects), and a key repeated in one
 mapping is an error (PyYAML would silently keep the last value). Other YAML 1.1 typing
@@ -31,7 +31,9 @@ from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, ScalarNode
 
 from snapshot.errors import ManifestError
-from snapshot.objects import KINDS, KubeObject, describe_value, kind_of, object_key, validate
+from snapshot.kinds import KINDS, object_key
+from snapshot.objects import KubeObject, describe_value, kind_of
+from snapshot.validation import validate
 
 try:
     from yaml import CSafeLoader as _BaseLoader
@@ -133,7 +135,7 @@ def load_manifests(
     to load is worse than one that refuses it. When loading a mixed dump on purpose
     (``kubectl get all,resourceslices,... -o yaml``), pass ``skip_unknown_kinds=True``: those
     objects are then skipped with a warning. The same kind and namespace/name twice is an
-    error. Normalisations (see :func:`snapshot.objects.validate`) are appended to
+    error. Normalisations (see :func:`snapshot.validation.validate`) are appended to
     ``warnings`` as lines starting with the file and document.
     """
     manifests = Manifests()

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from snapshot.errors import ManifestError, ObjectValidationError
+from snapshot.kinds import object_key
 from snapshot.manifests import Manifests, load_manifests, parse_manifests
-from snapshot.objects import name_of, object_key
+from snapshot.objects import name_of
 
 # --------------------------------------------------------------------------------------------
 # A small cluster written the ways users and kubectl write it.
