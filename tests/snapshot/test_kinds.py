@@ -74,7 +74,7 @@ def test_validated_and_hand_written_objects_have_one_key() -> None:
 
 
 def test_missing_name_is_an_error() -> None:
-    with pytest.raises(ObjectValidationError, match="metadata.name must be a non-empty string"):
+    with pytest.raises(ObjectValidationError, match=r"metadata\.name must be a non-empty string"):
         key_of(obj("Pod", None))
     with pytest.raises(ObjectValidationError) as info:
         object_key(obj("Node", ""))
