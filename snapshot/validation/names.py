@@ -39,6 +39,10 @@ pod ``resourceClaimName`` / ``resourceClaimTemplate   DNS subdomain
 Name``
 ====================================================  ==========================================
 
+Also the API server's one-of rules these names hang on: a request has ``exactly`` or
+``firstAvailable``, and a slice exactly one of ``nodeName``, ``nodeSelector``, ``allNodes`` and
+``perDeviceNodeSelection``.
+
 Messages are the API server's: ``spec.devices[0].name: Invalid value: "Bad_Name": a lowercase
 RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end
 with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is
@@ -83,6 +87,7 @@ _ATTRIBUTE_VALUES: Final = (
     *("bools", "ints", "strings", "versions"),
 )
 _TOLERATION_OPERATORS: Final = ("Equal", "Exists")
+_ONE_REQUEST_TYPE: Final = "exactly one of `exactly` or `firstAvailable` is required"
 Problem = tuple[FieldPath, str]
 
 # -- field errors in the API server's words ---------------------------------------------------
@@ -268,12 +273,7 @@ def _slice(c: _Checker, obj: Mapping[str, Any]) -> None:
     if isinstance(generation, int) and generation < 0:
         c.add(("spec", "pool", "generation"), f"Invalid value: {generation}: must be greater "
               "than or equal to zero")  # fmt: skip
-    node_name = spec.get("nodeName")
-    if node_name == "":
-        c.add(("spec", "nodeName"), _invalid("", "must be either unset or set to a non-empty "
-                                             "string"))  # fmt: skip
-    elif isinstance(node_name, str):
-        c.dns_subdomain(("spec", "nodeName"), node_name)
+    _node_selection(c, spec)
     devices = _list(spec.get("devices"))
     for index, device in enumerate(devices):
         _device(c, ("spec", "devices", index), _map(device))
@@ -284,6 +284,37 @@ def _slice(c: _Checker, obj: Mapping[str, Any]) -> None:
         c.dns_label((*path, "name"), _map(counter_set).get("name"))
         _counters(c, (*path, "counters"), _map(counter_set).get("counters"))
     c.unique(("spec", "sharedCounters"), counter_sets, "name")
+
+
+def _node_selection(c: _Checker, spec: Mapping[str, Any]) -> None:
+    """Exactly one of the slice's ways to say which nodes see its devices."""
+    chosen = []
+    node_name = spec.get("nodeName")
+    if node_name == "":
+        c.add(
+            ("spec", "nodeName"),
+            _invalid("", "must be either unset or set to a non-empty string"),
+        )
+    elif isinstance(node_name, str):
+        chosen.append("`nodeName`")
+        c.dns_subdomain(("spec", "nodeName"), node_name)
+    if spec.get("nodeSelector") is not None:
+        chosen.append("`nodeSelector`")
+    for field_name in ("allNodes", "perDeviceNodeSelection"):
+        value = spec.get(field_name)
+        if value is True:
+            chosen.append(f"`{field_name}`")
+        elif value is False:
+            c.add(("spec", field_name), "Invalid value: false: must be either unset or set to true")
+    one_of = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is "
+    if not chosen:
+        c.add(("spec",), f"Required value: {one_of}required")
+    elif len(chosen) > 1:
+        shown = _go_quote("{" + ", ".join(chosen) + "}")
+        c.add(
+            ("spec",),
+            f"Invalid value: {shown}: {one_of}required, but multiple fields are set",
+        )
 
 
 def _device(c: _Checker, path: FieldPath, device: Mapping[str, Any]) -> None:
@@ -323,6 +354,12 @@ def _claim_spec(c: _Checker, path: FieldPath, spec: Mapping[str, Any]) -> None:
         exactly = request.get("exactly")
         if isinstance(exactly, Mapping):
             _exact(c, (*rpath, "exactly"), exactly)
+            if subrequests:
+                c.add(
+                    rpath, f"Invalid value: null: {_ONE_REQUEST_TYPE}, but multiple fields are set"
+                )
+        elif not subrequests:
+            c.add(rpath, f"Required value: {_ONE_REQUEST_TYPE}")
         for sub_index, subrequest in enumerate(subrequests):
             spath = (*rpath, "firstAvailable", sub_index)
             c.dns_label((*spath, "name"), _map(subrequest).get("name"))

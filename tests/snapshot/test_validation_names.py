@@ -440,6 +440,32 @@ CASES = [
         "'/' (e.g. 'example.com/MyName')",
     ),
     (
+        "request-without-type",
+        set_path(claim(), REQ0, {"name": "gpu"}),
+        "spec.devices.requests[0]",
+        "Required value: exactly one of `exactly` or `firstAvailable` is required",
+    ),
+    (
+        "request-with-both-types",
+        set_path(claim(), (*REQ0, "firstAvailable"), [{"name": "a", "deviceClassName": "c"}]),
+        "spec.devices.requests[0]",
+        "Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, but "
+        "multiple fields are set",
+    ),
+    (
+        "slice-two-node-selections",
+        set_path(slice_(), ("spec", "allNodes"), True),
+        "spec",
+        'Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, '
+        "`allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set",
+    ),
+    (
+        "slice-all-nodes-false",
+        set_path(slice_(), ("spec", "allNodes"), False),
+        "spec.allNodes",
+        "Invalid value: false: must be either unset or set to true",
+    ),
+    (
         "class-config-driver",
         set_path(device_class(), ("spec", "config", 0, "opaque", "driver"), ""),
         "spec.config[0].opaque.driver",
