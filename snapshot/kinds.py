@@ -27,6 +27,8 @@ no namespace), used in messages that quote upstream's wording. It is never a key
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -43,17 +45,22 @@ __all__ = [
     "DRA_API_VERSION",
     "DRA_GROUP",
     "KINDS",
+    "MAX_GENERATED_NAME_LENGTH",
     "NODE_KIND",
     "NON_LOCAL_SLICES_KEY",
     "POD_KIND",
     "SLICE_KIND",
     "TAINT_RULE_KIND",
+    "generated_name",
+    "generated_uid",
     "is_namespaced",
     "key_of",
     "klog_kobj",
     "namespace_or_default",
+    "name_suffix",
     "namespaced_key",
     "object_key",
+    "safe_encode",
 ]
 
 DRA_GROUP: Final = "resource.k8s.io"
@@ -71,6 +78,7 @@ POD_KIND: Final = "Pod"
 KINDS: Final = (
     CLASS_KIND,
     SLICE_KIND,
+    TAINT_RULE_KIND,
     NODE_KIND,
     CLAIM_TEMPLATE_KIND,
     CLAIM_KIND,
@@ -146,3 +154,42 @@ def klog_kobj(obj: Mapping[str, Any]) -> str:
     metadata = obj.get("metadata") or {}
     namespace, name = metadata.get("namespace") or "", str(metadata.get("name", ""))
     return f"{namespace}/{name}" if namespace else name
+
+
+# -- names and UIDs for objects written without them --------------------------------------------
+
+_SUFFIX_ALPHABET: Final = (
+    "bcdfghjklmnpqrstvwxz2456789"  # what apimachinery's rand.String draws from
+)
+_SUFFIX_LENGTH: Final = 5
+MAX_GENERATED_NAME_LENGTH: Final = 63 - _SUFFIX_LENGTH
+"""apiserver's ``names.MaxGeneratedNameLength``: a ``generateName`` prefix is cut to this."""
+_UID_NAMESPACE: Final = uuid.UUID("8d5f7ac2-5e4f-4b0c-9a55-3d0b3c7a1f10")
+
+
+def safe_encode(text: str) -> str:
+    """apimachinery's ``rand.SafeEncodeString``: each byte mapped into the suffix alphabet."""
+    return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in text.encode())
+
+
+def name_suffix(seed: str) -> str:
+    """Five characters of apimachinery's ``rand.String`` alphabet, derived from ``seed``.
+
+    The API server draws them at random for ``generateName``; here the same seed gives the
+    same suffix, so the same input gives the same run.
+    """
+    digest = hashlib.blake2b(seed.encode(), digest_size=8).digest()
+    return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:_SUFFIX_LENGTH])
+
+
+def generated_name(generate_name: str, seed: str) -> str:
+    """The name the API server gives an object created with ``generateName`` (deterministic)."""
+    return generate_name[:MAX_GENERATED_NAME_LENGTH] + name_suffix(seed)
+
+
+def generated_uid(kind: str, namespace: str | None, name: str) -> str:
+    """A UID for an object written without one (hand-written manifests).
+
+    A UUID derived from kind, namespace and name: the same object always gets the same UID.
+    """
+    return str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{namespace or ''}/{name}"))

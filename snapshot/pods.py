@@ -14,7 +14,6 @@ the template, and recorded in the pod's ``status.resourceClaimStatuses``.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,12 +22,18 @@ from typing import Any
 
 from snapshot.claims import pod_owner_reference
 from snapshot.errors import NotFoundError, ObjectValidationError
-from snapshot.kinds import CLAIM_KIND, DRA_API_VERSION, key_of, namespace_or_default, namespaced_key
+from snapshot.kinds import (
+    CLAIM_KIND,
+    DRA_API_VERSION,
+    key_of,
+    name_suffix,
+    namespace_or_default,
+    namespaced_key,
+)
 from snapshot.objects import KubeObject, deep_copy, name_of, object_label
 from snapshot.quantity import Quantity
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
-_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what apimachinery's rand.String draws from
 
 
 @dataclass(frozen=True)
@@ -110,8 +115,7 @@ def node_name_of(pod: KubeObject) -> str | None:
 def generated_claim_name(pod: KubeObject, claim_name: str) -> str:
     """``<pod>-<claim>-<suffix>``: the controller's naming, with a reproducible suffix."""
     uid = (pod.get("metadata") or {}).get("uid") or key_of(pod)
-    digest = hashlib.blake2b(f"{uid}/{claim_name}".encode(), digest_size=8).digest()
-    suffix = "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
+    suffix = name_suffix(f"{uid}/{claim_name}")
     prefix = f"{name_of(pod)}-{claim_name}"[:57]  # names stay within 63 characters
     return f"{prefix}-{suffix}"
 
