@@ -543,7 +543,8 @@ def test_non_string_keys() -> None:
         (
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}},
             'x: ConfigMap a: unknown kind "ConfigMap" (apiVersion v1); supported kinds: '
-            "DeviceClass, ResourceSlice, Node, ResourceClaimTemplate, ResourceClaim, Pod",
+            "DeviceClass, ResourceSlice, DeviceTaintRule, Node, ResourceClaimTemplate, "
+            "ResourceClaim, Pod",
         ),
         (
             {"apiVersion": "v1", "kind": "ResourceClaim", "metadata": {"name": "a"}},
