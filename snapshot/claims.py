@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 
 from snapshot.errors import ObjectValidationError
-from snapshot.kinds import namespace_or_default
+from snapshot.kinds import CORE_API_VERSION, POD_KIND, namespace_or_default
 from snapshot.objects import KubeObject, object_label
 
 __all__ = [
@@ -60,13 +60,13 @@ def pod_identity(pod: Mapping[str, Any]) -> tuple[str, str, str]:
     if not isinstance(name, str) or not name:
         raise ObjectValidationError(
             f"{object_label(pod)}: metadata.name must be a non-empty string",
-            kind="Pod",
+            kind=POD_KIND,
             field="metadata.name",
         )
     if uid is not None and not isinstance(uid, str):
         raise ObjectValidationError(
             f"{object_label(pod)}: metadata.uid must be a string",
-            kind="Pod",
+            kind=POD_KIND,
             name=name,
             field="metadata.uid",
         )
@@ -155,8 +155,8 @@ def pod_owner_reference(pod: Mapping[str, Any]) -> KubeObject:
     """The controller owner reference of a claim generated for ``pod``."""
     _, name, uid = pod_identity(pod)
     return {
-        "apiVersion": "v1",
-        "kind": "Pod",
+        "apiVersion": CORE_API_VERSION,
+        "kind": POD_KIND,
         "name": name,
         "uid": uid,
         "controller": True,

@@ -238,6 +238,17 @@ class _Loader:
         kind = obj["kind"]
         if kind in WORKLOAD_KINDS:
             checked = validate_workload(obj, source=where, warnings=notes)
+            key = (kind, object_key(checked))
+            first = self.manifests.sources.get(key)
+            if first is not None:
+                raise ManifestError(
+                    f"{where}: {kind} {key[1]} is defined twice (first in {first})",
+                    source=where,
+                    kind=kind,
+                    namespace=checked["metadata"]["namespace"],
+                    name=checked["metadata"]["name"],
+                )
+            self.manifests.sources[key] = where
             self.workloads.append(Workload(checked, where))
             self.manifests.workloads.append(checked)
             return

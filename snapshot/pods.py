@@ -25,6 +25,7 @@ from snapshot.errors import NotFoundError, ObjectValidationError
 from snapshot.kinds import (
     CLAIM_KIND,
     DRA_API_VERSION,
+    POD_KIND,
     key_of,
     name_suffix,
     namespace_or_default,
@@ -153,7 +154,7 @@ def claims_from_templates(
         if not (pod.get("metadata") or {}).get("uid"):
             raise ObjectValidationError(
                 f"{object_label(pod)}: metadata.uid is required to own generated claims",
-                kind="Pod",
+                kind=POD_KIND,
                 namespace=namespace,
                 name=name_of(pod),
                 field="metadata.uid",

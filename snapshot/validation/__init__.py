@@ -15,11 +15,14 @@ Node                      ``V1Node``                       cluster
 ResourceClaimTemplate     ``V1ResourceClaimTemplate``      namespaced
 ResourceClaim             ``ResourceV1ResourceClaim``      namespaced
 Pod                       ``V1Pod``                        namespaced
+DeviceTaintRule           ``V1DeviceTaintRule``            cluster
 ========================  ===============================  ===================
 
-``resource.k8s.io/v1beta2`` objects are accepted too: they have the same shape as v1 (checked
-field by field against the 37.0.2 models), are validated with the ``V1beta2*`` models and come
-out of :func:`validate` as ``resource.k8s.io/v1``. ``v1beta1`` (older shape) is refused here;
+``resource.k8s.io/v1beta2`` objects are accepted too (and ``v1alpha3`` DeviceTaintRules): they
+have the same shape as v1 (``tests/snapshot/test_conversion.py`` compares the 37.0.2 models
+field by field), are validated with their own models (``V1beta2*``, ``V1alpha3DeviceTaintRule``)
+and come out of :func:`validate` as ``resource.k8s.io/v1``. Kubernetes 1.36 serves
+DeviceTaintRule in ``v1beta2``; ``v1`` is 1.37's. ``v1beta1`` (older shape) is refused here;
 :func:`snapshot.conversion.convert_to_v1` converts it as the API server does.
 
 Field paths in messages are wire paths with list indices and quoted map keys, e.g.

@@ -285,3 +285,24 @@ def test_same_kind_name_in_another_group_is_another_kind() -> None:
         "x doc 1: skipped Job ns/j (example.com/v1): not used by the simulation"
     ]
     assert manifests.pods == []
+
+
+def test_a_workload_defined_twice_is_an_error(tmp_path: Path) -> None:
+    shutil.copy(DEMO / "gang-deployments.yaml", tmp_path / "a.yaml")
+    shutil.copy(DEMO / "gang-deployments.yaml", tmp_path / "b.yaml")
+    with pytest.raises(ObjectValidationError) as info:
+        load_manifests(tmp_path)
+    # the claim template comes first in the file, and is the first duplicate found
+    assert str(info.value) == (
+        f"{tmp_path / 'b.yaml'} doc 2: ResourceClaimTemplate gang/one-gpu is defined twice "
+        f"(first in {tmp_path / 'a.yaml'} doc 2)"
+    )
+    (tmp_path / "b.yaml").write_text(
+        "\n---\n".join((DEMO / "gang-deployments.yaml").read_text().split("\n---\n")[4:5])
+    )
+    with pytest.raises(ObjectValidationError) as info:
+        load_manifests(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / 'b.yaml'} doc 1: Deployment gang/group-a is defined twice "
+        f"(first in {tmp_path / 'a.yaml'} doc 4)"
+    )
