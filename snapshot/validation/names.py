@@ -53,6 +53,7 @@ raised, with the paths of up to three more.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from typing import Any, Final
 
 import orjson
@@ -82,9 +83,8 @@ __all__ = ["check_names"]
 
 _TAINT_EFFECTS: Final = ("NoExecute", "NoSchedule", "None")
 # A device attribute holds exactly one of these (the list forms behind DRAListTypeAttributes).
-_ATTRIBUTE_VALUES: Final = (
-    *("bool", "int", "string", "version"),
-    *("bools", "ints", "strings", "versions"),
+_ATTRIBUTE_VALUES: Final = frozenset(
+    {"bool", "int", "string", "version", "bools", "ints", "strings", "versions"}
 )
 _TOLERATION_OPERATORS: Final = ("Equal", "Exists")
 _ONE_REQUEST_TYPE: Final = "exactly one of `exactly` or `firstAvailable` is required"
@@ -163,6 +163,10 @@ class _Checker:
 
     def qualified_name(self, path: FieldPath, value: str) -> None:
         """An attribute or capacity name: ``C identifier`` or ``domain/C identifier``."""
+        for body in _qualified_name_problems(value):
+            self.add(path, body)
+
+    def qualified_name_uncached(self, path: FieldPath, value: str) -> None:
         parts = value.split("/")
         if len(parts) == 1:
             self.c_identifier(path, parts[0])
@@ -205,12 +209,25 @@ class _Checker:
             seen.add(value)
 
 
+@lru_cache(maxsize=8192)
+def _qualified_name_problems(value: str) -> tuple[str, ...]:
+    """The same attribute names recur on every device of every slice: checked once each."""
+    c = _Checker()
+    c.qualified_name_uncached((), value)
+    return tuple(body for _, body in c.problems)
+
+
+# The objects checked come from JSON (the engine's copy): plain dicts and lists, which a type
+# test recognises faster than an isinstance against the abstract Mapping.
+_EMPTY: Final[dict[str, Any]] = {}
+
+
 def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+    return value if type(value) is list else []
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict else _EMPTY
 
 
 # -- per kind -------------------------------------------------------------------------------
@@ -321,7 +338,8 @@ def _device(c: _Checker, path: FieldPath, device: Mapping[str, Any]) -> None:
     c.dns_label((*path, "name"), device.get("name"))
     for name, attribute in _map(device.get("attributes")).items():
         c.qualified_name((*path, "attributes", name), name)
-        if sum(_map(attribute).get(k) is not None for k in _ATTRIBUTE_VALUES) != 1:
+        # Null fields were dropped by the engine: a present key is a set value.
+        if len(_map(attribute).keys() & _ATTRIBUTE_VALUES) != 1:
             c.add((*path, "attributes", name), _invalid("", "exactly one value must be specified"))
     for name in _map(device.get("capacity")):
         c.qualified_name((*path, "capacity", name), name)
