@@ -3,16 +3,20 @@
 Objects are wire-format dicts (camelCase, as ``kubectl get -o json`` prints them), validated
 with the official kubernetes client models on the way in. This package knows no SQL: it uses
 only what ``store`` exports.
+
+Objects from outside: ``kinds`` (kind names, API versions, the one ``namespace/name`` key),
+``objects`` (accessors of wire dicts), ``validation`` (the client models, quantities, names the
+API server refuses), ``conversion`` (older ``resource.k8s.io`` versions to v1), ``workloads``
+(Deployments, ReplicaSets, StatefulSets, Jobs to their pods), ``manifests`` and
+``manifest_reader`` (files and kubectl dumps in), ``quantity`` and ``semver`` (values as CEL
+sees them).
 """
 
 from snapshot.allocator import allocate
 from snapshot.cluster import ClusterSnapshot
+from snapshot.conversion import convert_to_v1
 from snapshot.dra import DraSnapshot
 from snapshot.dra_listers import (
-    CLAIM_KIND,
-    CLASS_KIND,
-    NON_LOCAL_SLICES_KEY,
-    SLICE_KIND,
     DeviceClassLister,
     ResourceClaimTracker,
     ResourceSliceLister,
@@ -35,8 +39,16 @@ from snapshot.history import (
     parse_device,
     summarize_claims,
 )
-from snapshot.manifests import Manifests, load_manifests
-from snapshot.objects import as_model, validate
+from snapshot.kinds import (
+    CLAIM_KIND,
+    CLASS_KIND,
+    NON_LOCAL_SLICES_KEY,
+    SLICE_KIND,
+    key_of,
+    object_key,
+)
+from snapshot.manifests import Manifests, load_manifests, parse_manifests
+from snapshot.validation import as_model, validate
 
 __all__ = [
     "AllocatedDevice",
@@ -54,8 +66,12 @@ __all__ = [
     "ResourceSliceLister",
     "allocate",
     "allocation_history",
+    "convert_to_v1",
+    "key_of",
+    "object_key",
     "as_model",
     "load_manifests",
+    "parse_manifests",
     "parse_device",
     "summarize_claims",
     "validate",

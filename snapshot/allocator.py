@@ -33,6 +33,7 @@ from typing import Any
 
 from snapshot import cel
 from snapshot.errors import AllocationError
+from snapshot.kinds import klog_kobj
 from snapshot.pools import Device, DeviceID, Pool, gather_pools
 
 __all__ = ["MAX_DEVICES_PER_CLAIM", "allocate"]
@@ -102,13 +103,6 @@ def _class_map(classes: Iterable[Obj] | Mapping[str, Obj]) -> Mapping[str, Obj]:
 
 def _name(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("name", ""))
-
-
-def _kobj(obj: Obj) -> str:
-    """``klog.KObj``: namespace/name, or just the name without a namespace."""
-    metadata = obj.get("metadata") or {}
-    namespace, name = metadata.get("namespace") or "", str(metadata.get("name", ""))
-    return f"{namespace}/{name}" if namespace else name
 
 
 @dataclass(slots=True, eq=False)
@@ -205,7 +199,7 @@ class _Run:
         total = sum(len(r.all_devices) if r.all_mode else r.count for r in requests)
         if total > MAX_DEVICES_PER_CLAIM:
             raise AllocationError(
-                f"claim {_kobj(claim)}: number of requested devices {total} exceeds the claim "
+                f"claim {klog_kobj(claim)}: number of requested devices {total} exceeds the claim "
                 f"limit of {MAX_DEVICES_PER_CLAIM}"
             )
         constraints = []
@@ -215,12 +209,12 @@ class _Run:
                 constraints.append(_MatchAttribute(names, str(constraint["matchAttribute"])))
             elif constraint.get("distinctAttribute"):
                 raise AllocationError(
-                    f"claim {_kobj(claim)}, constraint #{i}: distinctAttribute constraints are "
+                    f"claim {klog_kobj(claim)}, constraint #{i}: distinctAttribute constraints are "
                     "not supported yet"
                 )
             else:
                 raise AllocationError(
-                    f"claim {_kobj(claim)}, constraint #{i}: empty constraint (unsupported "
+                    f"claim {klog_kobj(claim)}, constraint #{i}: empty constraint (unsupported "
                     "constraint type?)"
                 )
         self.requests.append(requests)
@@ -228,7 +222,7 @@ class _Run:
 
     def _request(self, index: int, claim: Obj, request: Obj) -> _Request:
         name = str(request.get("name", ""))
-        where = f"claim {_kobj(claim)}, request {name}"
+        where = f"claim {klog_kobj(claim)}, request {name}"
         if request.get("firstAvailable"):
             raise AllocationError(
                 f"{where}: prioritized lists (firstAvailable) are not supported yet"
@@ -264,7 +258,7 @@ class _Run:
                 for i, s in enumerate(class_selectors)
             ]
             + [
-                (f"claim {_kobj(claim)}", i, str(s["cel"].get("expression", "")))
+                (f"claim {klog_kobj(claim)}", i, str(s["cel"].get("expression", "")))
                 for i, s in enumerate(selectors)
             ],
             all_mode=False,
@@ -390,9 +384,9 @@ class _Run:
             if not constraint.add(req.name, device):
                 if must:
                     raise AllocationError(
-                        f"claim {_kobj(self.claims[req.claim_index])}, request {req.name}: cannot "
-                        f"add device {'/'.join(device.id)} because a claim constraint would not "
-                        "be satisfied"
+                        f"claim {klog_kobj(self.claims[req.claim_index])}, request {req.name}: "
+                        f"cannot add device {'/'.join(device.id)} because a claim constraint would "
+                        "not be satisfied"
                     )
                 for previous in constraints[:i]:
                     previous.remove(req.name)

@@ -44,7 +44,8 @@ from cel_expr_python.ext import (  # type: ignore[import-untyped]
 )
 
 from snapshot.errors import AllocationError, ObjectValidationError
-from snapshot.quantity import Quantity, Semver
+from snapshot.quantity import Quantity
+from snapshot.semver import Semver
 
 __all__ = ["DeviceActivation", "Program", "compile", "device_activation", "evaluate"]
 

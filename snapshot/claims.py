@@ -6,8 +6,7 @@ change a claim return a **new** dict built copy-on-write along the changed path 
 new ``status`` dict, new ``reservedFor`` list; untouched subtrees are shared), or the claim
 itself when there is nothing to change, so ``new is claim`` tells whether a write is needed.
 
-A namespaced object without ``metadata.namespace`` is taken to be in ``"default"``, as the API
-server (and :func:`snapshot.objects.validate`) would place it.
+Keys and namespaces (``namespace/name``, ``"default"`` when missing) live in :mod:`snapshot.kinds`.
 """
 
 from __future__ import annotations
@@ -16,21 +15,19 @@ from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 
 from snapshot.errors import ObjectValidationError
+from snapshot.kinds import CORE_API_VERSION, POD_KIND, namespace_or_default
 from snapshot.objects import KubeObject, object_label
 
 __all__ = [
     "MAX_RESERVATIONS",
     "DeviceId",
     "allocated_device_ids",
-    "claim_key",
     "deallocated",
     "is_allocated",
     "is_for_pod",
     "is_fully_reserved",
     "is_in_use",
     "is_reserved_for_pod",
-    "key_of",
-    "namespace_or_default",
     "pod_claim_names",
     "pod_consumer_reference",
     "pod_identity",
@@ -45,38 +42,8 @@ DeviceId: TypeAlias = tuple[str, str, str]
 MAX_RESERVATIONS: Final = 256
 """``resourceapi.ResourceClaimReservedForMaxSize`` in resource.k8s.io v1/v1beta1."""
 
-DEFAULT_NAMESPACE: Final = "default"
-
 
 # -- identity ----------------------------------------------------------------------------------
-
-
-def namespace_or_default(obj: Mapping[str, Any]) -> str:
-    """``metadata.namespace``, or ``"default"`` when it is missing or empty."""
-    namespace = (obj.get("metadata") or {}).get("namespace")
-    return namespace if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE
-
-
-def claim_key(namespace: str, name: str) -> str:
-    """The store key of a claim: ``"namespace/name"``."""
-    return f"{namespace}/{name}"
-
-
-def key_of(claim: Mapping[str, Any]) -> str:
-    """The store key of a claim object (``"namespace/name"``).
-
-    Raises:
-        ObjectValidationError: the claim has no ``metadata.name`` string.
-    """
-    metadata = claim.get("metadata") if isinstance(claim, Mapping) else None
-    name = metadata.get("name") if isinstance(metadata, Mapping) else None
-    if not isinstance(name, str) or not name:
-        raise ObjectValidationError(
-            f"{object_label(claim)}: metadata.name must be a non-empty string",
-            kind="ResourceClaim",
-            field="metadata.name",
-        )
-    return claim_key(namespace_or_default(claim), name)
 
 
 def pod_identity(pod: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -93,13 +60,13 @@ def pod_identity(pod: Mapping[str, Any]) -> tuple[str, str, str]:
     if not isinstance(name, str) or not name:
         raise ObjectValidationError(
             f"{object_label(pod)}: metadata.name must be a non-empty string",
-            kind="Pod",
+            kind=POD_KIND,
             field="metadata.name",
         )
     if uid is not None and not isinstance(uid, str):
         raise ObjectValidationError(
             f"{object_label(pod)}: metadata.uid must be a string",
-            kind="Pod",
+            kind=POD_KIND,
             name=name,
             field="metadata.uid",
         )
@@ -188,8 +155,8 @@ def pod_owner_reference(pod: Mapping[str, Any]) -> KubeObject:
     """The controller owner reference of a claim generated for ``pod``."""
     _, name, uid = pod_identity(pod)
     return {
-        "apiVersion": "v1",
-        "kind": "Pod",
+        "apiVersion": CORE_API_VERSION,
+        "kind": POD_KIND,
         "name": name,
         "uid": uid,
         "controller": True,

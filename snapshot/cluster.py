@@ -27,22 +27,27 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from snapshot.allocator import allocate
-from snapshot.claims import is_allocated, key_of
+from snapshot.claims import is_allocated
 from snapshot.dra import DraSnapshot
-from snapshot.dra_listers import NON_LOCAL_SLICES_KEY, SLICE_KIND
 from snapshot.errors import (
     AlreadyTrackedError,
     NotFoundError,
     ReservationError,
     SchedulingError,
 )
+from snapshot.kinds import (
+    NODE_KIND,
+    NON_LOCAL_SLICES_KEY,
+    POD_KIND,
+    SLICE_KIND,
+    key_of,
+    namespaced_key,
+)
 from snapshot.objects import KubeObject, name_of
-from snapshot.pods import Resources, node_allocatable, node_name_of, pod_key, pod_requests
+from snapshot.pods import Resources, node_allocatable, node_name_of, pod_requests
 from snapshot.pools import node_selector_matches
 from store import MemoryStore, Store
 
-NODE_KIND = "Node"
-POD_KIND = "Pod"
 _NOTHING = Resources()
 
 
@@ -207,7 +212,7 @@ class ClusterSnapshot:
         return sorted(self._store.keys(NODE_KIND))
 
     def pod(self, namespace: str, name: str) -> KubeObject | None:
-        pod: KubeObject | None = self._store.get(POD_KIND, f"{namespace}/{name}")
+        pod: KubeObject | None = self._store.get(POD_KIND, namespaced_key(namespace, name))
         return pod
 
     def pods_on_node(self, node_name: str) -> list[KubeObject]:
@@ -269,7 +274,7 @@ class ClusterSnapshot:
                     self.dra.reserve_pod_claims(bound)
                 except ReservationError as exc:
                     raise SchedulingError(
-                        f"couldn't add pod {pod_key(pod)} reservations to claims, this shouldn't "
+                        f"couldn't add pod {key_of(pod)} reservations to claims, this shouldn't "
                         f"happen: {exc}"
                     ) from exc
                 self._verify_claims(bound, node)
@@ -292,7 +297,7 @@ class ClusterSnapshot:
             raise NotFoundError(f"node {name!r} not found in the snapshot")
         for pod in self.pods_on_node(name):
             self.dra.remove_pod_owned_claims(pod)
-            key = pod_key(pod)
+            key = key_of(pod)
             self._store.delete(POD_KIND, key)
             self._pods.place(key, None)
         self.dra.remove_node_resource_slices(name)
@@ -377,7 +382,7 @@ class ClusterSnapshot:
     # -- internals -----------------------------------------------------------------------------
 
     def _put_pod(self, pod: KubeObject, node_name: str) -> None:
-        key = pod_key(pod)
+        key = key_of(pod)
         self._store.put(POD_KIND, key, pod)
         self._pods.place(key, (node_name, pod_requests(pod)))
 
@@ -398,7 +403,7 @@ class ClusterSnapshot:
             else:
                 pending.setdefault(key_of(claim), claim)
         return _Pod(
-            pod_key(pod),
+            key_of(pod),
             pod_requests(pod),
             allocated,
             pending,
@@ -478,7 +483,7 @@ class ClusterSnapshot:
             available = allocated and _available_on(claim, node_name, labels)
             if not available:
                 raise SchedulingError(
-                    f"pod {pod_key(pod)} needs claim {key_of(claim)} to schedule, but it isn't "
+                    f"pod {key_of(pod)} needs claim {key_of(claim)} to schedule, but it isn't "
                     f"available on node {node_name} (allocated: {str(allocated).lower()}, "
                     f"available: {str(available).lower()})"
                 )

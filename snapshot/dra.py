@@ -46,13 +46,11 @@ from typing import Any
 from snapshot.claims import (
     DeviceId,
     allocated_device_ids,
-    claim_key,
     deallocated,
     is_for_pod,
     is_fully_reserved,
     is_in_use,
     is_reserved_for_pod,
-    key_of,
     pod_claim_names,
     pod_identity,
     with_pod_reservation,
@@ -60,10 +58,6 @@ from snapshot.claims import (
 )
 from snapshot.dra_index import DeviceIndex, LayerLog, ListCache
 from snapshot.dra_listers import (
-    CLAIM_KIND,
-    CLASS_KIND,
-    NON_LOCAL_SLICES_KEY,
-    SLICE_KIND,
     DeviceClassLister,
     ResourceClaimTracker,
     ResourceSliceLister,
@@ -75,14 +69,18 @@ from snapshot.errors import (
     ObjectValidationError,
     ReservationError,
 )
+from snapshot.kinds import (
+    CLAIM_KIND,
+    CLASS_KIND,
+    NON_LOCAL_SLICES_KEY,
+    SLICE_KIND,
+    key_of,
+    namespaced_key,
+)
 from snapshot.objects import KubeObject, object_label
 from store import MemoryStore, Store
 
 __all__ = [
-    "CLAIM_KIND",
-    "CLASS_KIND",
-    "NON_LOCAL_SLICES_KEY",
-    "SLICE_KIND",
     "DeviceClassLister",
     "DraSnapshot",
     "ResourceClaimTracker",
@@ -320,7 +318,7 @@ class DraSnapshot:
                         f"{namespace}/{pod_name}: couldn't determine ResourceClaim name"
                     )
                 continue
-            key = claim_key(namespace, claim_name)
+            key = namespaced_key(namespace, claim_name)
             claim = self._claim(key)
             if claim is None:
                 if strict:

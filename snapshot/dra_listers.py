@@ -3,41 +3,31 @@
 ``resource_claims`` (the scheduler's ResourceClaimTracker), ``resource_slices``
 (ResourceSliceLister) and ``device_classes`` (DeviceClassLister): thin objects holding only the
 snapshot, serving reads from the store and from the snapshot's derived indexes
-(:mod:`snapshot.dra_index`). Also the store kinds and the global-slices key.
+(:mod:`snapshot.dra_index`). The store kinds and keys are :mod:`snapshot.kinds`'.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import orjson
 
-from snapshot.claims import DeviceId, claim_key, key_of
+from snapshot.claims import DeviceId
 from snapshot.errors import NotFoundError, SnapshotError
+from snapshot.kinds import CLAIM_KIND, CLASS_KIND, SLICE_KIND, key_of, namespaced_key
 from snapshot.objects import KubeObject, uid_of
 
 if TYPE_CHECKING:
     from snapshot.dra import DraSnapshot
 
 __all__ = [
-    "CLAIM_KIND",
-    "CLASS_KIND",
-    "NON_LOCAL_SLICES_KEY",
-    "SLICE_KIND",
     "DeviceClassLister",
     "ResourceClaimTracker",
     "ResourceSliceLister",
     "go_quote",
 ]
-
-# The store kinds (part of the on-disk format that SQL users query).
-CLAIM_KIND: Final = "ResourceClaim"
-SLICE_KIND: Final = "ResourceSlice"
-CLASS_KIND: Final = "DeviceClass"
-NON_LOCAL_SLICES_KEY: Final = "--NON-LOCAL--"
-"""Store key of the global slices; a node name cannot start with ``-`` (upstream's key)."""
 
 
 def go_quote(text: str) -> str:
@@ -63,7 +53,7 @@ class ResourceClaimTracker:
         Raises:
             NotFoundError: not tracked.
         """
-        claim = self._snap._claim(claim_key(namespace, name))
+        claim = self._snap._claim(namespaced_key(namespace, name))
         if claim is None:
             raise NotFoundError(f"claim {namespace}/{name} not found")
         return claim

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from snapshot.kinds import CLAIM_KIND
 from store.history import COMMITTED, UNKNOWN, Journal, JournalRecord, LayerHistory
 
 __all__ = [
-    "CLAIM_KIND",
     "AllocatedDevice",
     "Allocation",
     "AllocationEvent",
@@ -34,7 +34,6 @@ __all__ = [
     "summarize_claims",
 ]
 
-CLAIM_KIND: Final = "ResourceClaim"
 FATES: Final = ("committed", "reverted", "open")
 _NEVER: Final = 1 << 62
 

@@ -1,74 +1,117 @@
-"""Loading Kubernetes manifests (YAML and JSON files) into validated wire-format dicts.
+"""Loading Kubernetes manifests as people have them: kubectl dumps and the files drivers ship.
 
-Accepted input, per file:
+Accepted input, per file (:mod:`snapshot.manifest_reader`): multi-document YAML (empty
+documents skipped), JSON (files ending in ``.json``), ``kind: List`` documents as ``kubectl get
+-o yaml/json`` writes them, and typed lists such as ``ResourceSliceList`` (whose items usually
+carry no ``apiVersion``/``kind``, then taken from the list).
 
-- multi-document YAML (``---`` separated; empty documents are skipped);
-- JSON (files ending in ``.json``);
-- ``kind: List`` documents as ``kubectl get ... -o yaml/json`` writes them, with objects of
-  any supported kind in ``items``;
-- typed lists such as ``ResourceSliceList`` (what the API returns; their items usually carry
-  no ``apiVersion``/``kind``, which are then taken from the list).
+What happens to each object:
 
-Every object goes through :func:`snapshot.objects.validate`; see there for what is checked
-and normalised. YAML is read the way kubectl reads it as far as it matters here: unquoted
-timestamps stay strings (PyYAML would build ``datetime`` objects), and a key repeated in one
-mapping is an error (PyYAML would silently keep the last value). Other YAML 1.1 typing
-(``1.10`` is the number 1.1, ``yes``/``on`` are booleans) is left as is, so those values are
-reported by validation with the field path and a hint to quote them.
+- the kinds of a snapshot (DeviceClass, ResourceSlice, DeviceTaintRule, Node,
+  ResourceClaimTemplate, ResourceClaim, Pod) are validated (:mod:`snapshot.validation`) and
+  kept; ``resource.k8s.io`` objects of the other versions Kubernetes 1.36 serves are converted
+  to ``v1`` (:mod:`snapshot.conversion`);
+- a pod without ``metadata.uid`` gets one derived from its namespace and name
+  (:func:`snapshot.kinds.generated_uid`), so the same input gives the same run;
+- Deployments, ReplicaSets, StatefulSets and Jobs are validated and become the pending pods
+  their controllers would create (:mod:`snapshot.workloads`), after every file is read (pods
+  already in the input that a workload controls count as created);
+- any other kind (Namespace, ServiceAccount, ConfigMap, Service, RBAC, CRDs...) is skipped,
+  or refused when ``strict=True``; a kind that looks like a misspelt supported one
+  (``ResourceClame``) is always refused.
+
+Each of these leaves one line in :attr:`Manifests.notes`, starting with the file and document::
+
+    demo.yaml doc 1: skipped Namespace gpu-test1 (v1): not used by the simulation
+    demo.yaml doc 2: ResourceClaimTemplate gpu-test1/single-gpu: resource.k8s.io/v1beta1 \
+converted to resource.k8s.io/v1
+    demo.yaml doc 3: Deployment gpu-test4/pod: 4 pending pods, as its controller would create \
+them: pod-5d8ctd7r4q-b2x7z, pod-5d8ctd7r4q-x4wzq, pod-5d8ctd7r4q-l9vbm, ...
+
+as do normalisations (``status.capacity.cpu: number 16 taken as quantity "16"``). A pod's
+generated UID leaves none: the API server assigns UIDs too.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 import orjson
-import yaml
-from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, ScalarNode
 
-from snapshot.errors import ManifestError
-from snapshot.objects import KINDS, KubeObject, describe_value, kind_of, object_key, validate
-
-try:
-    from yaml import CSafeLoader as _BaseLoader
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+from snapshot.conversion import SERVED_VERSIONS, convert_to_v1
+from snapshot.errors import ManifestError, ObjectValidationError
+from snapshot.kinds import (
+    CLAIM_KIND,
+    CLAIM_TEMPLATE_KIND,
+    CLASS_KIND,
+    DRA_GROUP,
+    KINDS,
+    NODE_KIND,
+    POD_KIND,
+    SLICE_KIND,
+    TAINT_RULE_KIND,
+    generated_uid,
+    is_namespaced,
+    object_key,
+)
+from snapshot.manifest_reader import MANIFEST_SUFFIXES, manifest_files, read_documents
+from snapshot.objects import KubeObject, format_label, identity_of, kind_of, quote
+from snapshot.validation import validate
+from snapshot.workloads import WORKLOAD_KINDS, Workload, pending_pods, validate_workload
 
 __all__ = ["MANIFEST_SUFFIXES", "Manifests", "load_manifests", "parse_manifests"]
 
-MANIFEST_SUFFIXES: Final = (".yaml", ".yml", ".json")
-"""File name endings picked up when a directory is walked."""
-
 _KIND_FIELDS: Final[dict[str, str]] = {
-    "DeviceClass": "classes",
-    "ResourceSlice": "slices",
-    "Node": "nodes",
-    "ResourceClaimTemplate": "claim_templates",
-    "ResourceClaim": "claims",
-    "Pod": "pods",
+    CLASS_KIND: "classes",
+    SLICE_KIND: "slices",
+    TAINT_RULE_KIND: "taint_rules",
+    NODE_KIND: "nodes",
+    CLAIM_TEMPLATE_KIND: "claim_templates",
+    CLAIM_KIND: "claims",
+    POD_KIND: "pods",
 }
-_TIMESTAMP_TAG: Final = "tag:yaml.org,2002:timestamp"
+# API groups whose kinds of these names are the ones drasnap reads; the same name in another
+# group (a CRD) is another kind. "extensions" held Deployments and ReplicaSets long ago.
+_OUR_GROUPS: Final = frozenset({"", "apps", "batch", "extensions", DRA_GROUP})
+_OUR_KINDS: Final = frozenset(_KIND_FIELDS) | frozenset(WORKLOAD_KINDS)
+# Skipped kinds whose absence changes what the simulation computes: the note says how.
+_SKIPPED_EFFECT: Final[dict[str, str]] = {
+    "LimitRange": "its default requests and limits are not applied to pods",
+    "DaemonSet": "its pods are not created",
+    "CronJob": "its Jobs are not created",
+    "PodGroup": "gang scheduling is not simulated",
+    "PriorityClass": "pod priorities and preemption are not simulated",
+    "PodDisruptionBudget": "disruption budgets are not checked",
+    "ResourceQuota": "quotas are not checked",
+}
 
 
 @dataclass
 class Manifests:
     """Validated objects grouped by kind; each list keeps file order.
 
-    Iterating yields all objects in dependency order (classes, slices, nodes, claim
-    templates, claims, pods). ``sources`` maps ``(kind, object_key)`` to where the object
-    was read (``"path doc N"``, ``"path doc N items[i]"``).
+    Iterating yields all objects in dependency order (classes, slices, taint rules, nodes,
+    claim templates, claims, pods). ``pods`` holds the pods written out, then those made for
+    ``workloads`` (the validated Deployments, ReplicaSets, StatefulSets and Jobs). ``notes``
+    holds one line per object skipped, converted or expanded, and per normalisation (module
+    docstring). ``sources`` maps ``(kind, object_key)`` to where the object was read
+    (``"path doc N"``, ``"path doc N items[i]"``, ``"path doc N (Deployment ns/d, pod 1 of
+    2)"``).
     """
 
     classes: list[KubeObject] = field(default_factory=list)
     slices: list[KubeObject] = field(default_factory=list)
+    taint_rules: list[KubeObject] = field(default_factory=list)
     nodes: list[KubeObject] = field(default_factory=list)
     claim_templates: list[KubeObject] = field(default_factory=list)
     claims: list[KubeObject] = field(default_factory=list)
     pods: list[KubeObject] = field(default_factory=list)
+    workloads: list[KubeObject] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     sources: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def add(self, obj: KubeObject, source: str | None = None) -> None:
@@ -112,55 +155,45 @@ class Manifests:
 def load_manifests(
     paths_or_dirs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
+    strict: bool = False,
     warnings: list[str] | None = None,
-    skip_unknown_kinds: bool = False,
 ) -> Manifests:
-    """Read and validate every object in the given files and directories.
+    """Read every object in the given files and directories (module docstring).
 
     Directories are walked recursively in sorted path order, picking up files ending in
     ``.yaml``, ``.yml`` or ``.json``; hidden files and directories are skipped. A file named
     explicitly is read whatever its name: as JSON if it ends in ``.json``, else as YAML.
+
+    Kinds the simulation does not use are skipped with a note; ``strict=True`` refuses them
+    instead (``drasnap simulate --strict``). The notes are on the result
+    (:attr:`Manifests.notes`) and, when ``warnings`` is given, appended to it as well.
 
     Errors: a path that does not exist, an unreadable file, bad YAML/JSON (naming the file
     and line), or a document that is not a mapping raise :class:`ManifestError`; an invalid
     object raises :class:`ObjectValidationError` (``ManifestError`` is a subclass of it, so
     catching that one catches both), its message starting with the file and document
     (``"cluster.yaml doc 2: ResourceSlice node-a: spec.driver: required field is missing"``).
-    Documents are counted from 1, list items from 0 (``"doc 1 items[3]"``).
-
-    An object of an unknown kind (a ConfigMap, a Deployment, ...) is an error naming the
-    file, document and kind, because a snapshot silently missing something the user meant
-    to load is worse than one that refuses it. When loading a mixed dump on purpose
-    (``kubectl get all,resourceslices,... -o yaml``), pass ``skip_unknown_kinds=True``: those
-    objects are then skipped with a warning. The same kind and namespace/name twice is an
-    error. Normalisations (see :func:`snapshot.objects.validate`) are appended to
-    ``warnings`` as lines starting with the file and document.
+    Documents are counted from 1, list items from 0 (``"doc 1 items[3]"``). The same kind and
+    namespace/name twice is an error.
     """
-    manifests = Manifests()
-    for path in _manifest_files(paths_or_dirs, warnings):
+    loader = _Loader(strict)
+    for path in manifest_files(paths_or_dirs, loader.manifests.notes):
         try:
             data = path.read_bytes()
         except OSError as exc:
             raise ManifestError(
                 f"{path}: cannot read: {exc.strerror or exc}", source=str(path)
             ) from exc
-        _parse_into(
-            manifests,
-            data,
-            source=str(path),
-            as_json=path.suffix.lower() == ".json",
-            warnings=warnings,
-            skip_unknown_kinds=skip_unknown_kinds,
-        )
-    return manifests
+        loader.read(data, str(path), as_json=path.suffix.lower() == ".json")
+    return loader.finish(warnings)
 
 
 def parse_manifests(
     text: str | bytes,
     *,
     source: str = "<string>",
+    strict: bool = False,
     warnings: list[str] | None = None,
-    skip_unknown_kinds: bool = False,
 ) -> Manifests:
     """Like :func:`load_manifests` for manifest text (YAML, or JSON which YAML also reads).
 
@@ -168,197 +201,123 @@ def parse_manifests(
     ``source`` names the text in messages.
     """
     data = text.encode() if isinstance(text, str) else text
-    manifests = Manifests()
     as_json = data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
     if as_json:
         try:
             orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
         except orjson.JSONDecodeError:
             as_json = False  # e.g. a YAML flow mapping
-    _parse_into(
-        manifests,
-        data,
-        source=source,
-        as_json=as_json,
-        warnings=warnings,
-        skip_unknown_kinds=skip_unknown_kinds,
-    )
-    return manifests
+    loader = _Loader(strict)
+    loader.read(data, source, as_json=as_json)
+    return loader.finish(warnings)
 
 
 # --------------------------------------------------------------------------------------------
 
 
-def _manifest_files(
-    paths_or_dirs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-    warnings: list[str] | None,
-) -> Iterator[Path]:
-    if isinstance(paths_or_dirs, str | os.PathLike):
-        paths_or_dirs = [paths_or_dirs]
-    for entry in paths_or_dirs:
-        path = Path(entry)
-        if path.is_dir():
-            found = sorted(
-                (
-                    p
-                    for p in path.rglob("*")
-                    if p.suffix.lower() in MANIFEST_SUFFIXES
-                    and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                    and p.is_file()
-                ),
-                key=lambda p: p.relative_to(path).parts,
-            )
-            if not found and warnings is not None:
-                warnings.append(f"{path}: no {'/'.join(MANIFEST_SUFFIXES)} files in directory")
-            yield from found
-        elif path.exists():
-            yield path
-        else:
-            raise ManifestError(f"{path}: no such file or directory", source=str(path))
+class _Loader:
+    """Sorts the objects of one load: kept, converted, expanded later, or skipped."""
 
+    def __init__(self, strict: bool) -> None:
+        self.manifests = Manifests()
+        self.strict = strict
+        self.workloads: list[Workload] = []
 
-def _parse_into(
-    manifests: Manifests,
-    data: bytes,
-    *,
-    source: str,
-    as_json: bool,
-    warnings: list[str] | None,
-    skip_unknown_kinds: bool,
-) -> None:
-    if as_json:
-        documents: Iterable[tuple[str, Any]] = [(source, _load_json(data, source))]
-    else:
-        documents = _load_yaml(data, source)
-    for where, document in documents:
-        if document is None:
-            continue
-        if not isinstance(document, dict):
-            raise ManifestError(
-                f"{where}: expected a Kubernetes object or List (a mapping), "
-                f"got {describe_value(document)}",
-                source=where,
-            )
-        for item_where, obj in _objects_of(document, where):
-            if skip_unknown_kinds and not _is_supported(obj):
-                if warnings is not None:
-                    warnings.append(
-                        f"{item_where}: skipped {obj.get('kind')} "
-                        f"{_name_for_message(obj)} ({obj.get('apiVersion')}): not a supported kind"
-                    )
-                continue
-            manifests.add(validate(obj, source=item_where, warnings=warnings), item_where)
+    def read(self, data: bytes, source: str, *, as_json: bool) -> None:
+        for where, obj in read_documents(data, source, as_json=as_json):
+            self.take(obj, where)
 
-
-def _objects_of(document: dict[str, Any], where: str) -> Iterator[tuple[str, Any]]:
-    """The objects of one document: itself, or the items of a List."""
-    kind = document.get("kind")
-    if not (isinstance(kind, str) and kind.endswith("List") and "items" in document):
-        yield where, document
-        return
-    items = document["items"]
-    if items is None:
-        return
-    if not isinstance(items, list):
-        raise ManifestError(
-            f"{where}: items: expected a list of objects, got {describe_value(items)}",
-            source=where,
-            kind=kind,
-            field="items",
-        )
-    item_kind = kind.removesuffix("List") if kind != "List" else None
-    api_version = document.get("apiVersion")
-    for index, item in enumerate(items):
-        item_where = f"{where} items[{index}]"
-        if item_kind is not None and isinstance(item, dict):
-            # The API server leaves apiVersion/kind out of the items of a typed list.
-            if "kind" not in item or "apiVersion" not in item:
-                item = {"apiVersion": api_version, "kind": item_kind, **item}
-            if item["kind"] != item_kind:
+    def take(self, obj: Any, where: str) -> None:
+        notes = self.manifests.notes
+        if not isinstance(obj, dict) or not _is_ours(obj):
+            if isinstance(obj, dict) and isinstance(obj.get("kind"), str) and obj["kind"]:
+                self.skip(obj, where)
+                return
+            validate(obj, source=where)  # reports what is missing or wrong
+            return  # pragma: no cover - validate raised
+        kind = obj["kind"]
+        if kind in WORKLOAD_KINDS:
+            checked = validate_workload(obj, source=where, warnings=notes)
+            key = (kind, object_key(checked))
+            first = self.manifests.sources.get(key)
+            if first is not None:
                 raise ManifestError(
-                    f"{item_where}: a {kind} holds {item_kind} objects, got kind {item['kind']!r}",
-                    source=item_where,
-                    kind=str(item["kind"]),
-                    field="kind",
+                    f"{where}: {kind} {key[1]} is defined twice (first in {first})",
+                    source=where,
+                    kind=kind,
+                    namespace=checked["metadata"]["namespace"],
+                    name=checked["metadata"]["name"],
                 )
-        yield item_where, item
+            self.manifests.sources[key] = where
+            self.workloads.append(Workload(checked, where))
+            self.manifests.workloads.append(checked)
+            return
+        if kind in SERVED_VERSIONS:
+            checked = convert_to_v1(obj, source=where, warnings=notes)
+        else:
+            checked = validate(obj, source=where, warnings=notes)
+        if kind == POD_KIND and not checked["metadata"].get("uid"):
+            metadata = checked["metadata"]
+            metadata["uid"] = generated_uid(POD_KIND, metadata["namespace"], metadata["name"])
+        self.manifests.add(checked, where)
+
+    def skip(self, obj: dict[str, Any], where: str) -> None:
+        kind: str = obj["kind"]
+        _, namespace, name = identity_of(obj)
+        label = format_label(kind, namespace, name)
+        api_version = obj.get("apiVersion")
+        shown_version = api_version if isinstance(api_version, str) else "no apiVersion"
+        close = difflib.get_close_matches(kind.lower(), [k.lower() for k in _OUR_KINDS], 1, 0.85)
+        if close and kind not in _OUR_KINDS:
+            meant = next(k for k in _OUR_KINDS if k.lower() == close[0])
+            raise _error(
+                f"unknown kind {quote(kind)} ({shown_version}); did you mean {quote(meant)}?",
+                where,
+                obj,
+            )
+        if self.strict:
+            raise _error(
+                f"kind {kind} ({shown_version}) is not used by the simulation; strict mode "
+                "refuses it (without strict it is skipped with a note)",
+                where,
+                obj,
+            )
+        effect = _SKIPPED_EFFECT.get(kind)
+        why = f" ({effect})" if effect else ""
+        self.manifests.notes.append(
+            f"{where}: skipped {label} ({shown_version}): not used by the simulation{why}"
+        )
+
+    def finish(self, warnings: list[str] | None) -> Manifests:
+        manifests = self.manifests
+        if self.workloads:
+            for pod, where in pending_pods(self.workloads, manifests.pods, manifests.notes):
+                manifests.add(pod, where)
+        if warnings is not None:
+            warnings.extend(manifests.notes)
+        return manifests
 
 
-def _is_supported(obj: Any) -> bool:
-    if not isinstance(obj, dict):
-        return True  # let validate() report it
-    kind = obj.get("kind")
-    return not isinstance(kind, str) or kind in _KIND_FIELDS
+def _is_ours(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is of a kind drasnap reads (in some version of its API group)."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if kind not in _OUR_KINDS:
+        return False
+    if not isinstance(api_version, str):
+        return True  # validation reports the missing apiVersion
+    group = api_version.rpartition("/")[0]
+    return group in _OUR_GROUPS
 
 
-def _name_for_message(obj: dict[str, Any]) -> str:
-    metadata = obj.get("metadata")
-    if isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
-        namespace = metadata.get("namespace")
-        name: str = metadata["name"]
-        return f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
-    return "<unnamed>"
-
-
-# --------------------------------------------------------------------------------------------
-# YAML and JSON.
-
-
-class _ManifestLoader(_BaseLoader):
-    """Safe loader (libyaml when available) reading YAML the way kubectl does.
-
-    Unquoted timestamps stay strings, and a repeated key in one mapping is an error.
-    """
-
-    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
-        if isinstance(node, MappingNode):
-            keys = [key.value for key, _ in node.value if isinstance(key, ScalarNode)]
-            if len(set(keys)) != len(keys) and "<<" not in keys:  # no merge keys: they may repeat
-                seen: set[str] = set()
-                for key_node, _ in node.value:
-                    if isinstance(key_node, ScalarNode) and key_node.value in seen:
-                        raise ConstructorError(
-                            "while constructing a mapping",
-                            node.start_mark,
-                            f"found duplicate key {key_node.value!r}",
-                            key_node.start_mark,
-                        )
-                    seen.add(key_node.value)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _timestamp_as_text(loader: _ManifestLoader, node: ScalarNode) -> str:
-    """An unquoted timestamp stays the string it was written as (kubectl does the same)."""
-    return loader.construct_scalar(node)
-
-
-_ManifestLoader.add_constructor(_TIMESTAMP_TAG, _timestamp_as_text)
-
-
-def _load_yaml(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
-    index = 0
-    try:
-        for document in yaml.load_all(data, Loader=_ManifestLoader):
-            index += 1
-            yield f"{source} doc {index}", document
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{source} line {mark.line + 1} column {mark.column + 1}" if mark else source
-        problem = exc.problem or exc.context or "invalid YAML"
-        context = f" ({exc.context})" if exc.context and exc.problem else ""
-        raise ManifestError(
-            f"{where}: invalid YAML in document {index + 1}: {problem}{context}",
-            source=source,
-        ) from exc
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"{source}: invalid YAML: {exc}", source=source) from exc
-
-
-def _load_json(data: bytes, source: str) -> Any:
-    try:
-        return orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
-    except orjson.JSONDecodeError as exc:
-        raise ManifestError(
-            f"{source} line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}",
-            source=source,
-        ) from exc
+def _error(what: str, where: str, obj: dict[str, Any]) -> ObjectValidationError:
+    kind, namespace, name = identity_of(obj)
+    shown_namespace = namespace if is_namespaced(kind) else None
+    label = format_label(kind or "<unknown kind>", shown_namespace, name)
+    return ObjectValidationError(
+        f"{where}: {label}: {what}",
+        source=where,
+        kind=kind,
+        namespace=shown_namespace,
+        name=name,
+        field="kind",
+    )

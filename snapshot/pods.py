@@ -14,20 +14,27 @@ the template, and recorded in the pod's ``status.resourceClaimStatuses``.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil
 from typing import Any
 
-from snapshot.claims import namespace_or_default, pod_owner_reference
+from snapshot.claims import pod_owner_reference
 from snapshot.errors import NotFoundError, ObjectValidationError
+from snapshot.kinds import (
+    CLAIM_KIND,
+    DRA_API_VERSION,
+    POD_KIND,
+    key_of,
+    name_suffix,
+    namespace_or_default,
+    namespaced_key,
+)
 from snapshot.objects import KubeObject, deep_copy, name_of, object_label
 from snapshot.quantity import Quantity
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
-_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what apimachinery's rand.String draws from
 
 
 @dataclass(frozen=True)
@@ -100,11 +107,6 @@ def node_allocatable(node: KubeObject) -> Resources:
     )
 
 
-def pod_key(pod: KubeObject) -> str:
-    """``namespace/name`` of a pod (namespace ``default`` when missing)."""
-    return f"{namespace_or_default(pod)}/{name_of(pod)}"
-
-
 def node_name_of(pod: KubeObject) -> str | None:
     """The node a pod is bound to, or None for a pending pod."""
     name = (pod.get("spec") or {}).get("nodeName")
@@ -113,9 +115,8 @@ def node_name_of(pod: KubeObject) -> str | None:
 
 def generated_claim_name(pod: KubeObject, claim_name: str) -> str:
     """``<pod>-<claim>-<suffix>``: the controller's naming, with a reproducible suffix."""
-    uid = (pod.get("metadata") or {}).get("uid") or pod_key(pod)
-    digest = hashlib.blake2b(f"{uid}/{claim_name}".encode(), digest_size=8).digest()
-    suffix = "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
+    uid = (pod.get("metadata") or {}).get("uid") or key_of(pod)
+    suffix = name_suffix(f"{uid}/{claim_name}")
     prefix = f"{name_of(pod)}-{claim_name}"[:57]  # names stay within 63 characters
     return f"{prefix}-{suffix}"
 
@@ -144,7 +145,7 @@ def claims_from_templates(
         template_name = ref.get("resourceClaimTemplateName")
         if not template_name or ref.get("name") in known:
             continue
-        template = templates.get(f"{namespace}/{template_name}")
+        template = templates.get(namespaced_key(namespace, template_name))
         if template is None:
             raise NotFoundError(
                 f"pod {namespace}/{name_of(pod)}: ResourceClaimTemplate "
@@ -153,7 +154,7 @@ def claims_from_templates(
         if not (pod.get("metadata") or {}).get("uid"):
             raise ObjectValidationError(
                 f"{object_label(pod)}: metadata.uid is required to own generated claims",
-                kind="Pod",
+                kind=POD_KIND,
                 namespace=namespace,
                 name=name_of(pod),
                 field="metadata.uid",
@@ -175,8 +176,8 @@ def claims_from_templates(
         metadata["uid"] = f"{(pod.get('metadata') or {}).get('uid')}-{ref['name']}"
         claims.append(
             {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaim",
+                "apiVersion": DRA_API_VERSION,
+                "kind": CLAIM_KIND,
                 "metadata": metadata,
                 "spec": deep_copy(tmpl_spec.get("spec") or {}),
             }

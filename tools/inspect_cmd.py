@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from snapshot.history import CLAIM_KIND, ClaimSummary, summarize_claims
+from snapshot.history import ClaimSummary, summarize_claims
+from snapshot.kinds import CLAIM_KIND
 from store import State, open_state
 from tools.errors import CommandError
 from tools.options import database, json_option, name_option, store_to_read

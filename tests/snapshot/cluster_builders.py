@@ -23,9 +23,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from snapshot.cluster import NODE_KIND, POD_KIND, ClusterSnapshot
+from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot
-from snapshot.pods import Resources, node_allocatable, node_name_of, pod_key, pod_requests
+from snapshot.kinds import NODE_KIND, POD_KIND, key_of
+from snapshot.pods import Resources, node_allocatable, node_name_of, pod_requests
 from store import MemoryStore, Store
 from tests.snapshot.dra_builders import assert_index_consistent, by_key, reserved, test_pods
 
@@ -244,7 +245,7 @@ def build_cluster(store: Store | MemoryStore, state: State) -> ClusterSnapshot:
     for n in state.nodes:
         store.put(NODE_KIND, n["metadata"]["name"], n)
     for p in state.pods:
-        store.put(POD_KIND, pod_key(p), p)
+        store.put(POD_KIND, key_of(p), p)
     return ClusterSnapshot(store)
 
 
@@ -266,9 +267,9 @@ def _pods_by_node(pods: Iterable[Obj]) -> dict[str, list[Obj]]:
     out: dict[str, list[Obj]] = {}
     for p in pods:
         name = node_name_of(p)
-        assert name is not None, f"pod {pod_key(p)} is not bound"
+        assert name is not None, f"pod {key_of(p)} is not bound"
         out.setdefault(name, []).append(p)
-    return {n: sorted(ps, key=pod_key) for n, ps in sorted(out.items())}
+    return {n: sorted(ps, key=key_of) for n, ps in sorted(out.items())}
 
 
 def expected(state: State) -> dict[str, Any]:
@@ -283,7 +284,7 @@ def expected(state: State) -> dict[str, Any]:
 
 def actual(cs: ClusterSnapshot) -> dict[str, Any]:
     names = cs.node_names()
-    pods = {n: sorted(cs.pods_on_node(n), key=pod_key) for n in names}
+    pods = {n: sorted(cs.pods_on_node(n), key=key_of) for n in names}
     return {
         "nodes": [cs.node(n) for n in names],
         "pods": {n: ps for n, ps in pods.items() if ps},
@@ -311,7 +312,7 @@ def assert_indexes_consistent(cs: ClusterSnapshot) -> None:
     on_nodes = 0
     for name in cs.node_names():
         from_store = sorted(k for k, p in stored.items() if node_name_of(p) == name)
-        assert sorted(pod_key(p) for p in cs.pods_on_node(name)) == from_store
+        assert sorted(key_of(p) for p in cs.pods_on_node(name)) == from_store
         on_nodes += len(from_store)
         n = cs.node(name)
         assert n is not None

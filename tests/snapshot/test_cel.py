@@ -8,7 +8,8 @@ import pytest
 
 from snapshot import cel
 from snapshot.errors import AllocationError, ObjectValidationError
-from snapshot.quantity import Quantity, Semver
+from snapshot.quantity import Quantity
+from snapshot.semver import Semver
 
 GPU = "gpu.example.com"
 

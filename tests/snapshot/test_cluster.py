@@ -19,10 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from snapshot.claims import is_for_pod, key_of
+from snapshot.claims import is_for_pod
 from snapshot.cluster import ClusterSnapshot
 from snapshot.errors import AlreadyTrackedError, NotFoundError, SchedulingError
-from snapshot.pods import Resources, node_allocatable, pod_key, pod_requests
+from snapshot.kinds import key_of
+from snapshot.pods import Resources, node_allocatable, pod_requests
 from store import MemoryStore
 from tests.conftest import Backend
 from tests.snapshot.cluster_builders import (
@@ -501,7 +502,7 @@ def test_scheduling_writes_each_claim_once() -> None:
     store.puts.clear()
     cs.schedule_pod(POD, NODE)
     claims = [("ResourceClaim", key_of(c)) for c in (OWNED, SHARED)]
-    assert sorted(store.puts) == sorted([("Pod", pod_key(POD)), *claims])
+    assert sorted(store.puts) == sorted([("Pod", key_of(POD)), *claims])
     assert_state(cs, SCHEDULED)
 
 

@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from snapshot.dra import CLAIM_KIND, SLICE_KIND, DraSnapshot
+from snapshot.dra import DraSnapshot
 from snapshot.errors import NotFoundError
+from snapshot.kinds import CLAIM_KIND, SLICE_KIND
 from store import MemoryStore, Store
 from tests.snapshot.dra_builders import (
     CLASS1,

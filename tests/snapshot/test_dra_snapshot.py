@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from snapshot import claims as claim_helpers
-from snapshot.dra import CLAIM_KIND, CLASS_KIND, NON_LOCAL_SLICES_KEY, SLICE_KIND, DraSnapshot
+from snapshot.dra import DraSnapshot
 from snapshot.errors import (
     AlreadyTrackedError,
     NotFoundError,
@@ -23,6 +23,7 @@ from snapshot.errors import (
     ReservationError,
     SnapshotError,
 )
+from snapshot.kinds import CLAIM_KIND, CLASS_KIND, NON_LOCAL_SLICES_KEY, SLICE_KIND
 from store import MemoryStore
 from tests.snapshot.dra_builders import (
     ALL_CLAIMS,

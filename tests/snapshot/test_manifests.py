@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from snapshot.errors import ManifestError, ObjectValidationError
+from snapshot.kinds import object_key
 from snapshot.manifests import Manifests, load_manifests, parse_manifests
-from snapshot.objects import name_of, object_key
+from snapshot.objects import name_of
 
 # --------------------------------------------------------------------------------------------
 # A small cluster written the ways users and kubectl write it.
@@ -292,6 +293,7 @@ def test_cluster_directory(cluster_dir: Path) -> None:
     assert list(manifests.by_kind()) == [
         "DeviceClass",
         "ResourceSlice",
+        "DeviceTaintRule",
         "Node",
         "ResourceClaimTemplate",
         "ResourceClaim",
@@ -511,18 +513,19 @@ def test_unknown_kind(tmp_path: Path) -> None:
         metadata: {name: settings, namespace: ml}
         """,
     )
-    err = load_error(path)
+    # Kinds the simulation does not use are skipped with a note (issue 14), refused if strict.
+    err = load_error(path, strict=True)
     assert str(err) == (
-        f'{path} doc 2: ConfigMap ml/settings: unknown kind "ConfigMap" (apiVersion v1); '
-        "supported kinds: DeviceClass, ResourceSlice, Node, ResourceClaimTemplate, "
-        "ResourceClaim, Pod"
+        f"{path} doc 2: ConfigMap ml/settings: kind ConfigMap (v1) is not used by the "
+        "simulation; strict mode refuses it (without strict it is skipped with a note)"
     )
     assert (err.source, err.kind) == (f"{path} doc 2", "ConfigMap")
 
     warnings: list[str] = []
-    manifests = load_manifests(path, warnings=warnings, skip_unknown_kinds=True)
+    manifests = load_manifests(path, warnings=warnings)
     assert [name_of(o) for o in manifests.nodes] == ["a"]
-    assert warnings == [f"{path} doc 2: skipped ConfigMap ml/settings (v1): not a supported kind"]
+    note = f"{path} doc 2: skipped ConfigMap ml/settings (v1): not used by the simulation"
+    assert warnings == manifests.notes == [note]
 
 
 def test_missing_field_in_file(tmp_path: Path) -> None:

@@ -12,20 +12,20 @@ import pytest
 import yaml
 from kubernetes import client as k8s
 
-from snapshot import objects
+from snapshot import validation
 from snapshot.errors import ObjectValidationError
+from snapshot.kinds import object_key
 from snapshot.objects import (
-    as_model,
     deep_copy,
     format_field_path,
     kind_of,
     name_of,
     namespace_of,
-    object_key,
     object_label,
     uid_of,
-    validate,
 )
+from snapshot.validation import as_model, validate
+from snapshot.validation.schema import QUANTITY_FIELDS
 
 # --------------------------------------------------------------------------------------------
 # Builders for objects in the shapes the simulator sees.
@@ -543,7 +543,8 @@ def test_non_string_keys() -> None:
         (
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}},
             'x: ConfigMap a: unknown kind "ConfigMap" (apiVersion v1); supported kinds: '
-            "DeviceClass, ResourceSlice, Node, ResourceClaimTemplate, ResourceClaim, Pod",
+            "DeviceClass, ResourceSlice, DeviceTaintRule, Node, ResourceClaimTemplate, "
+            "ResourceClaim, Pod",
         ),
         (
             {"apiVersion": "v1", "kind": "ResourceClaim", "metadata": {"name": "a"}},
@@ -653,7 +654,7 @@ def test_format_field_path() -> None:
 
 def test_quantity_table_matches_the_client_models() -> None:
     """Every quantity field listed exists (v1 and, for DRA, v1beta2) and is a string field."""
-    for stem, fields in objects._QUANTITY_FIELDS.items():
+    for stem, fields in QUANTITY_FIELDS.items():
         classes = [getattr(k8s, f"V1{stem}")]
         if hasattr(k8s, f"V1beta2{stem}"):
             classes.append(getattr(k8s, f"V1beta2{stem}"))
@@ -664,8 +665,8 @@ def test_quantity_table_matches_the_client_models() -> None:
 
 
 def test_model_class() -> None:
-    assert objects.model_class("resource.k8s.io/v1", "ResourceClaim") is (
+    assert validation.model_class("resource.k8s.io/v1", "ResourceClaim") is (
         k8s.ResourceV1ResourceClaim
     )
     with pytest.raises(ObjectValidationError, match="unknown kind"):
-        objects.model_class("v1", "Secret")
+        validation.model_class("v1", "Secret")

@@ -22,10 +22,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
+from snapshot.kinds import CLAIM_KIND
 from store import MemoryStore, Store
 
 BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-nojournal", "postgres")
-CLAIM_KIND = "ResourceClaim"  # deep-copied on Fork, as upstream's Clone() did
 
 
 class DeepCopyStore:
@@ -47,6 +47,7 @@ class DeepCopyStore:
 
     def fork(self, label: str | None = None) -> int:
         state = self._top
+        # Claims are deep-copied on Fork, as upstream's Clone() did.
         self._states.append(
             {
                 kind: copy.deepcopy(values) if kind == CLAIM_KIND else dict(values)

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snapshot import load_manifests
-from snapshot.objects import KubeObject, name_of, object_key
+from snapshot.kinds import object_key
+from snapshot.objects import KubeObject, name_of
 from snapshot.pods import claims_from_templates, node_name_of
 from snapshot.references import check_dra_objects
 from tools.scenarios import objects

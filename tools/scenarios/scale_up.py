@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from snapshot.kinds import key_of
 from snapshot.objects import KubeObject
-from snapshot.pods import pod_key
 from tools.scenarios.base import Sim
 from tools.scenarios.inputs import Cluster, NodeGroup, instantiate
 
@@ -24,11 +24,11 @@ GROUP_KIND = "NodeGroup"
 def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
     """Write the starting state; returns what the plan record holds."""
     for pod in cluster.pending:
-        sim.store.put(PENDING_KIND, pod_key(pod), pod)
+        sim.store.put(PENDING_KIND, key_of(pod), pod)
     for group in cluster.groups:
         sim.store.put(GROUP_KIND, group.name, {"node": group.node, "slices": group.slices})
     return {
-        "pending": [pod_key(p) for p in cluster.pending],
+        "pending": [key_of(p) for p in cluster.pending],
         "groups": [g.name for g in cluster.groups],
     }
 
@@ -99,7 +99,7 @@ def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
     sim.commit()
     for pod in pending:
         if sim.cluster.pod(pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]):
-            store.delete(PENDING_KIND, pod_key(pod))
+            store.delete(PENDING_KIND, key_of(pod))
     results = {"estimates": estimates, "node_group": best.name, "nodes_added": nodes}
     results["placed"] = placed
     sim.advance(total, f"{best.name}: {nodes:,} nodes added")
