@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from snapshot.history import CLAIM_KIND, FATES, AllocationEvent, allocation_history, parse_device
+from snapshot.history import FATES, AllocationEvent, allocation_history, parse_device
+from snapshot.kinds import CLAIM_KIND
 from store import Journal
 from tools.errors import CommandError
 from tools.options import database, json_option, name_option, store_to_read

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from snapshot.claims import namespace_or_default
+from snapshot.kinds import namespace_or_default
 from snapshot.scheduling.matchers import term_error
 from snapshot.scheduling.resources import (
     CPU,

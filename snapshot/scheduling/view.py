@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar
 
-from snapshot.claims import namespace_or_default
+from snapshot.kinds import namespace_or_default
 from snapshot.objects import KubeObject
 from snapshot.scheduling.matchers import NO_SCHEDULE_EFFECTS, Taint
 from snapshot.scheduling.pod_requests import compute_pod_requests
