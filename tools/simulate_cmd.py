@@ -120,6 +120,12 @@ _LIMITS_HELP = ", ".join(
     help="Start from manifests in this folder (kubectl dumps) instead of generated objects.",
 )
 @click.option(
+    "--strict",
+    is_flag=True,
+    help="With --from: refuse manifests of kinds the simulation does not use (Namespace, "
+    "Service, ...) instead of skipping each with a note.",
+)
+@click.option(
     "--resume",
     is_flag=True,
     help="Continue the run (--name, else the newest unfinished one) from its last checkpoint; "
@@ -147,6 +153,7 @@ def simulate(
     nodes: int,
     pods_per_node: int,
     source: Path | None,
+    strict: bool,
     resume: bool,
     checkpoint_every: float,
     as_json: bool,
@@ -190,7 +197,9 @@ def simulate(
 
     def start() -> Cluster:
         if not built:
-            built.append(prepare(settings))  # every input error before the database
+            built.append(prepare(settings, strict=strict))  # every input error before the database
+            for note in built[0].notes:
+                click.echo(f"note: {note}", err=True)
         return built[0]
 
     fresh = name is None and not resume
@@ -272,7 +281,7 @@ def _resume_command(ctx: click.Context, db: str, name: str) -> str:
     """The command line that continues this run."""
     words = ["drasnap", "simulate", ctx.params["scenario"], db, "--name", name]
     for param in ctx.command.params:
-        if param.name in ("scenario", "db", "db_option", "name", "resume", "as_json"):
+        if param.name in ("scenario", "db", "db_option", "name", "resume", "as_json", "strict"):
             continue
         value = ctx.params.get(param.name or "")
         if value is None or value == param.default or isinstance(param, click.Argument):

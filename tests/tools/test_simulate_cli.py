@@ -300,3 +300,24 @@ def test_database_holding_other_data(tmp_path: Path) -> None:
         "already holds data that is not a drasnap simulation",
     )
     assert db.read_bytes() == before
+
+
+def test_kinds_the_simulation_does_not_use_are_skipped_with_a_note_or_refused(
+    tmp_path: Path,
+) -> None:
+    directory = write_manifests(tmp_path / "dump")
+    (directory / "00-namespace.yaml").write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: gpu-test}\n"
+    )
+    db = tmp_path / "sim.db"
+    result = simulate("scale-up", str(db), "--from", str(directory), "--json")
+    data = ok_json(result)
+    assert data["nodes_added"] == 2
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
+    assert notes == [
+        f"note: {directory / '00-namespace.yaml'} doc 1: skipped Namespace gpu-test (v1): "
+        "not used by the simulation"
+    ]
+    strict = simulate("scale-up", str(tmp_path / "strict.db"), "--from", str(directory), "--strict")
+    assert_error(strict, "Namespace gpu-test: kind Namespace (v1) is not used by the simulation")
+    assert not (tmp_path / "strict.db").exists()

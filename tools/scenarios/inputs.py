@@ -45,6 +45,7 @@ class Cluster:
     global_slices: list[KubeObject] = field(default_factory=list)
     pending: list[KubeObject] = field(default_factory=list)
     groups: list[NodeGroup] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what loading the manifests skipped or did
 
 
 def source_digest(directory: Path) -> str:
@@ -57,10 +58,13 @@ def source_digest(directory: Path) -> str:
     return h.hexdigest()
 
 
-def build(settings: Settings) -> Cluster:
-    """The starting cluster for ``settings``."""
+def build(settings: Settings, *, strict: bool = False) -> Cluster:
+    """The starting cluster for ``settings``.
+
+    ``strict``: refuse manifests of kinds the simulation does not use (else each is skipped
+    with a note on the cluster's ``notes``)."""
     if settings.source is not None:
-        return _from_manifests(settings)
+        return _from_manifests(settings, strict=strict)
     if settings.scenario == "scale-up":
         return _generated_scale_up(settings)
     return _generated_scale_down(settings)
@@ -116,15 +120,15 @@ def _generated_scale_down(s: Settings) -> Cluster:
     return cluster
 
 
-def _from_manifests(s: Settings) -> Cluster:
+def _from_manifests(s: Settings, *, strict: bool) -> Cluster:
     assert s.source is not None
-    m = load_manifests([s.source])
+    m = load_manifests([s.source], strict=strict)
     # A claim naming a missing class, or a selector that does not compile, would otherwise
     # surface midway through the run.
     check_dra_objects(m.classes, m.claims, m.claim_templates)
     if not m.nodes and s.scenario == "scale-down":
         raise ScenarioError(f"{s.source} holds no Node objects: nothing to scale down")
-    cluster = Cluster(classes=list(m.classes), claims=list(m.claims))
+    cluster = Cluster(classes=list(m.classes), claims=list(m.claims), notes=list(m.notes))
     templates = {object_key(t): t for t in m.claim_templates}
     slices_by_node: dict[str, list[KubeObject]] = {}
     for slice_ in m.slices:

@@ -38,8 +38,10 @@ from tools.scenarios.base import (
 from tools.scenarios.inputs import Cluster, build
 
 
-def prepare(settings: Settings) -> Cluster:
+def prepare(settings: Settings, *, strict: bool = False) -> Cluster:
     """Check the settings and build the starting cluster, before any database is touched.
+
+    ``strict`` refuses manifests of kinds the simulation does not use.
 
     Raises:
         ScenarioError: impossible settings or manifests without what the scenario needs.
@@ -48,7 +50,7 @@ def prepare(settings: Settings) -> Cluster:
             is missing, or allocated on another node).
     """
     settings.check()
-    start = build(settings)
+    start = build(settings, strict=strict)
     if settings.source is not None:
         # Manifests can be valid one by one yet not fit together (a bound pod whose claim is
         # missing or allocated elsewhere): load them into a throw-away snapshot first, so that
