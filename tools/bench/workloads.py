@@ -3,7 +3,8 @@
 Every workload builds its starting state untimed, then times what it is about, and returns the
 final state digest, so a test can check that every backend ends in the same state.
 
-- ``schedule-revert``: upstream's ``BenchmarkScheduleRevert`` shape (spec §5.1): N nodes with a
+- ``schedule-revert``: upstream's ``BenchmarkScheduleRevert`` shape (cluster-autoscaler
+  ``simulator/clustersnapshot/predicate/predicate_snapshot_dra_benchmark_test.go``): N nodes with a
   slice of D devices each and C pods per node holding allocated, reserved claims; then, for each
   of I pending pods (one unallocated one-GPU claim each, created up front): Fork, schedule it on
   the next node (allocating its claim), then Commit every K-th time and Revert otherwise.
@@ -169,7 +170,7 @@ def fork_revert_samples(store: AnyStore, *, samples: int = 5, batch: int = 2_000
     store.fork()
     store.revert()
     once = time.perf_counter() - began
-    # A batch lasts ~50 ms at most: deepcopy's Fork of a large state takes whole seconds.
+    # Batches stay short: deepcopy's Fork of a large state takes far longer than the others'.
     batch = max(1, min(int(batch * timing.scale()), int(0.05 / max(once, 1e-9))))
     out = []
     enabled = gc.isenabled()
