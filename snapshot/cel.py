@@ -4,10 +4,14 @@ The engine is ``cel-expr-python`` (Google's C++ CEL with a type checker; see ``d
 the measured comparison). This module adds what Kubernetes' ``dynamic-resource-allocation/cel``
 package declares:
 
-- the variable ``device`` with ``driver``, ``allowMultipleAllocations``,
+- the variable ``device`` with ``driver``, ``allowMultipleAllocations`` (only with the
+  DRAConsumableCapacity gate: without it the field does not exist),
   ``attributes[domain][id]`` and ``capacity[domain][id]``; unqualified attribute and capacity
   names belong to the driver's domain; ``version`` attributes are semantic versions and
-  capacities are quantities;
+  capacities are quantities; list-typed attributes (``ints``, ``bools``, ``strings``,
+  ``versions``) are CEL lists, as upstream converts them whatever the gates say;
+- with the DRAListTypeAttributes gate, the member function ``includes()``: ``list.includes(x)``
+  is membership (lists of at most 48 values), ``scalar.includes(x)`` is equality;
 - the Kubernetes extras ``quantity()``, ``isQuantity()``, ``semver()``, ``isSemver()`` and the
   methods ``compareTo``, ``isGreaterThan``, ``isLessThan``, ``add``, ``sub``, ``asInteger``,
   ``asApproximateFloat``, ``isInteger``, ``sign``, ``major``, ``minor``, ``patch``, plus the
@@ -222,11 +226,79 @@ def _function_decls() -> list[Any]:
     ]
 
 
-_ENV = _cel.NewEnv(
-    variables={"device": _T.Map(_T.STRING, _T.DYN)},
-    functions=_function_decls(),
-    extensions=[ext_bindings.ExtBindings(), ext_optional.ExtOptional(), ext_strings.ExtStrings()],
-)
+#: ``resourceapi.ResourceSliceMaxAttributeValuesPerDevice``: ``includes`` refuses longer lists.
+_MAX_LIST_VALUES = 48
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    # CEL equality: numbers compare across int/uint/double, but a bool is never a number.
+    return (type(a) is bool) == (type(b) is bool) and bool(a == b)
+
+
+def _fn_includes(target: Any, arg: Any) -> bool:
+    if isinstance(target, list):
+        if len(target) > _MAX_LIST_VALUES:
+            raise AllocationError(
+                f"'includes' function cannot be applied to lists longer than {_MAX_LIST_VALUES} "
+                "values"
+            )
+        return any(_same_value(item, arg) for item in target)
+    return _same_value(target, arg)
+
+
+def _includes_decl() -> Any:
+    # The engine dispatches member overloads on concrete types only (a dyn receiver never
+    # matches at run time), so every receiver/argument pair an attribute can produce is listed.
+    o = _cel.Overload
+    kinds = {
+        "int": _T.INT,
+        "uint": _T.UINT,
+        "double": _T.DOUBLE,
+        "bool": _T.BOOL,
+        "string": _T.STRING,
+        "map": _K,
+    }
+    overloads = []
+    for arg_name, arg in kinds.items():
+        overloads.append(
+            o(
+                f"dra_includes_list_{arg_name}",
+                _BOOL,
+                [_T.List(_DYN), arg],
+                is_member=True,
+                impl=_fn_includes,
+            )
+        )
+        for target_name, target in kinds.items():
+            overloads.append(
+                o(
+                    f"dra_includes_{target_name}_{arg_name}",
+                    _BOOL,
+                    [target, arg],
+                    is_member=True,
+                    impl=_fn_includes,
+                )
+            )
+    return _cel.FunctionDecl("includes", overloads)
+
+
+def _env(list_type_attributes: bool) -> Any:
+    functions = _function_decls()
+    if list_type_attributes:
+        functions.append(_includes_decl())
+    return _cel.NewEnv(
+        variables={"device": _T.Map(_T.STRING, _T.DYN)},
+        functions=functions,
+        extensions=[
+            ext_bindings.ExtBindings(),
+            ext_optional.ExtOptional(),
+            ext_strings.ExtStrings(),
+        ],
+    )
+
+
+_ENV = _env(False)
+_ENV_LISTS = _env(True)  # DRAListTypeAttributes: adds includes()
 
 
 # --- programs -------------------------------------------------------------------------------
@@ -253,10 +325,13 @@ class Program:
 
 _PROGRAM_CACHE_LIMIT = 10_000
 _programs: dict[str, Program | AllocationError] = {}
+_programs_lists: dict[str, Program | AllocationError] = {}
 
 
-def compile(expression: str) -> Program:
+def compile(expression: str, *, list_type_attributes: bool = False) -> Program:
     """Compile a selector once; later calls with the same text return the cached result.
+
+    ``list_type_attributes`` is the DRAListTypeAttributes gate: it declares ``includes()``.
 
     >>> compile('device.driver == "gpu.example.com"').driver
     'gpu.example.com'
@@ -265,21 +340,22 @@ def compile(expression: str) -> Program:
         AllocationError: the expression does not compile, or its type is neither bool nor dyn
             (message like cel-go's: ``compilation failed: ERROR: <input>:1:1: ...``).
     """
-    cached = _programs.get(expression)
+    programs = _programs_lists if list_type_attributes else _programs
+    cached = programs.get(expression)
     if cached is None:
-        cached = _compile(expression)
-        if len(_programs) >= _PROGRAM_CACHE_LIMIT:
-            _programs.clear()  # distinct selector texts are few in practice; this is a backstop
-        _programs[expression] = cached
+        cached = _compile(expression, _ENV_LISTS if list_type_attributes else _ENV)
+        if len(programs) >= _PROGRAM_CACHE_LIMIT:
+            programs.clear()  # distinct selector texts are few in practice; this is a backstop
+        programs[expression] = cached
     if isinstance(cached, AllocationError):
         raise AllocationError(str(cached))
     return cached
 
 
-def _compile(expression: str) -> Program | AllocationError:
+def _compile(expression: str, env: Any) -> Program | AllocationError:
     fast = _DRIVER_EQ_RE.fullmatch(expression)
     try:
-        compiled = _ENV.compile(expression)
+        compiled = env.compile(expression)
     except RuntimeError as exc:
         text = _STATUS_PREFIX_RE.sub("", str(exc), count=1).removesuffix(" [INVALID_ARGUMENT]")
         return AllocationError(f"compilation failed: {text}")
@@ -301,7 +377,7 @@ def _compile(expression: str) -> Program | AllocationError:
 
 # --- activations ----------------------------------------------------------------------------
 
-_SCALAR_KEYS = ("int", "bool", "string", "version")
+_SCALAR_KEYS = ("int", "bool", "string", "version")  # upstream's order
 _LIST_KEYS = ("ints", "bools", "strings", "versions")
 
 
@@ -313,8 +389,8 @@ def _split(name: str, driver: str) -> tuple[str, str]:
 class DeviceActivation:
     """The ``device`` variable of one device, converted once and reused for every selector.
 
-    Conversion problems (an invalid version, a list-typed attribute) do not raise here: like
-    upstream, they surface as a runtime error of every selector evaluated on the device.
+    Conversion problems (an invalid version, an attribute without a value) do not raise here:
+    like upstream, they surface as a runtime error of every selector evaluated on the device.
     """
 
     __slots__ = ("_activations", "_attributes", "_capacity", "_device", "driver", "error")
@@ -328,7 +404,7 @@ class DeviceActivation:
     ) -> None:
         self.driver = driver
         self.error: str | None = None
-        self._activations: dict[frozenset[str], Any] = {}
+        self._activations: dict[tuple[frozenset[str], bool], Any] = {}
         self._attributes: dict[str, dict[str, Any]] = {}
         self._capacity: dict[str, dict[str, Any]] = {}
         try:
@@ -348,34 +424,39 @@ class DeviceActivation:
             "capacity": self._capacity,
         }
 
-    def _activation(self, domains: frozenset[str]) -> Any:
-        activation = self._activations.get(domains)
+    def _activation(self, domains: frozenset[str], multi_field: bool) -> Any:
+        activation = self._activations.get((domains, multi_field))
         if activation is None:
             extra = domains | {self.driver}
             device = dict(self._device)
+            if not multi_field:
+                del device["allowMultipleAllocations"]
             device["attributes"] = {**{d: {} for d in extra}, **self._attributes}
             device["capacity"] = {**{d: {} for d in extra}, **self._capacity}
             activation = _ENV.Activation({"device": device})
-            self._activations[domains] = activation
+            self._activations[(domains, multi_field)] = activation
         return activation
 
 
+def _semver_carrier(name: str, value: object) -> dict[str, str]:
+    try:
+        return _semver_value(Semver.parse(str(value)))
+    except ObjectValidationError as exc:
+        raise ObjectValidationError(f"attribute {name}: parse semantic version: {exc}") from exc
+
+
 def _attribute_value(name: str, attribute: Mapping[str, Any]) -> Any:
+    # Upstream's order (cel/compile.go getAttributeValue): lists first, then scalars.
+    for key in _LIST_KEYS:
+        values = attribute.get(key)
+        if values is not None:
+            if key == "versions":
+                return [_semver_carrier(name, v) for v in values]
+            return list(values)
     for key in _SCALAR_KEYS:
-        if key in attribute and attribute[key] is not None:
-            value = attribute[key]
-            if key == "version":
-                try:
-                    return _semver_value(Semver.parse(str(value)))
-                except ObjectValidationError as exc:
-                    raise ObjectValidationError(
-                        f"attribute {name}: parse semantic version: {exc}"
-                    ) from exc
-            return value
-    if any(key in attribute for key in _LIST_KEYS):
-        raise ObjectValidationError(
-            f"attribute {name}: list-typed attributes are not supported yet"
-        )
+        value = attribute.get(key)
+        if value is not None:
+            return _semver_carrier(name, value) if key == "version" else value
     raise ObjectValidationError(f"attribute {name}: unsupported attribute value")
 
 
@@ -394,8 +475,13 @@ def device_activation(
     return DeviceActivation(driver, attributes or {}, capacity or {}, allow_multiple_allocations)
 
 
-def evaluate(program: Program, activation: DeviceActivation) -> bool:
+def evaluate(
+    program: Program, activation: DeviceActivation, *, consumable_capacity: bool = True
+) -> bool:
     """Evaluate a compiled selector against one device.
+
+    ``consumable_capacity`` is the DRAConsumableCapacity gate: without it the device has no
+    ``allowMultipleAllocations`` field.
 
     Raises:
         AllocationError: a runtime error (unknown key, bad argument, a device attribute that
@@ -405,7 +491,7 @@ def evaluate(program: Program, activation: DeviceActivation) -> bool:
         raise AllocationError(activation.error)
     if program.driver is not None:
         return activation.driver == program.driver
-    result = program._compiled.eval(activation._activation(program.domains))
+    result = program._compiled.eval(activation._activation(program.domains, consumable_capacity))
     kind = result.type()
     if kind == _BOOL:
         return bool(result.value())
