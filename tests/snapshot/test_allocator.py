@@ -295,39 +295,87 @@ def test_cel_errors_name_the_selector_and_device(example: dict[str, Obj]) -> Non
 
 
 @pytest.mark.parametrize(
-    ("change", "message"),
+    ("change", "gates", "message"),
     [
         (
             lambda c: c["spec"]["devices"]["requests"][0].update(
                 {"firstAvailable": [{"name": "x", "deviceClassName": GPU}]}
             ),
-            "claim ml/a, request gpus: prioritized lists (firstAvailable) are not supported yet",
-        ),
-        (
-            lambda c: c["spec"]["devices"].update({"constraints": [{"distinctAttribute": "x/y"}]}),
-            "claim ml/a, constraint #0: distinctAttribute constraints are not supported yet",
+            {"DRAPrioritizedList": False},
+            "claim ml/a, request gpus: has subrequests, but the DRAPrioritizedList feature is "
+            "disabled",
         ),
         (
             lambda c: c["spec"]["devices"]["requests"][0]["exactly"].update(
-                {"tolerations": [{"operator": "Exists"}]}
+                {"capacity": {"requests": {"memory": "1Gi"}}}
             ),
-            "claim ml/a, request gpus: tolerations (tolerations) are not supported yet",
+            {"DRAConsumableCapacity": False},
+            "claim ml/a, request gpus: has capacity requests, but the DRAConsumableCapacity "
+            "feature is disabled",
+        ),
+        (
+            lambda c: c["spec"]["devices"]["requests"][0]["exactly"].update({"adminAccess": False}),
+            {"DRAAdminAccess": False},
+            "claim ml/a, request gpus: admin access is requested, but the feature is disabled",
         ),
         (
             lambda c: c["spec"]["devices"].update({"constraints": [{}]}),
+            {},
             "claim ml/a, constraint #0: empty constraint (unsupported constraint type?)",
         ),
+        (
+            lambda c: c["spec"]["devices"]["requests"][0]["exactly"].update(
+                {"derivedAttributes": [{"name": "x", "expression": "1"}]}
+            ),
+            {},
+            "ResourceClaim ml/a: spec.devices.requests[0].exactly.derivedAttributes: not "
+            "implemented by drasnap: derived attributes (DRADerivedAttributes, after Kubernetes "
+            "1.36)",
+        ),
+        (
+            lambda c: c["spec"]["devices"]["requests"][0]["exactly"].update({"tolerate": []}),
+            {},
+            "ResourceClaim ml/a: spec.devices.requests[0].exactly.tolerate: unknown field of "
+            "ExactDeviceRequest",
+        ),
+    ],
+    ids=[
+        "prioritized-list-off",
+        "consumable-capacity-off",
+        "admin-access-off",
+        "empty-constraint",
+        "refused-field",
+        "unknown-field",
     ],
 )
-def test_unsupported_features_are_errors(
-    example: dict[str, Obj], change: Any, message: str
+def test_claims_using_what_is_off_or_missing_are_errors(
+    example: dict[str, Obj], change: Any, gates: dict[str, bool], message: str
 ) -> None:
     request = claim("a")
     change(request)
     slices = [gpu_slice(example, "node-a", gpus=1)]
     with pytest.raises(AllocationError) as info:
-        allocate(node("node-a"), [request], classes=[example["class"]], slices=slices)
+        allocate(
+            node("node-a"), [request], classes=[example["class"]], slices=slices, features=gates
+        )
     assert str(info.value) == message
+
+
+def test_a_slice_with_a_refused_field_is_an_error_naming_it(example: dict[str, Obj]) -> None:
+    slice_ = gpu_slice(example, "node-a", gpus=2)
+    slice_["spec"]["devices"][1]["nodeAllocatableResources"] = {"cpu": {"quantity": "1"}}
+    with pytest.raises(AllocationError) as info:
+        allocate(node("node-a"), [claim("a")], classes=[example["class"]], slices=[slice_])
+    assert info.value.kind == "ResourceSlice"
+    assert info.value.field == "spec.devices[1].nodeAllocatableResources"
+    assert str(info.value).startswith(
+        f"ResourceSlice node-a-{GPU}-x1: spec.devices[1].nodeAllocatableResources: not "
+        "implemented by drasnap"
+    )
+    # A slice that no pool of the node uses is never looked at, as upstream.
+    assert allocate(node("node-b"), [claim("a")], classes=[example["class"]], slices=[slice_]) is (
+        None
+    )
 
 
 def test_inputs_are_not_mutated(example: dict[str, Obj]) -> None:

@@ -1,0 +1,506 @@
+"""Every field of the ``resource.k8s.io/v1`` objects the allocator reads: implemented, without
+effect on an allocation, or refused.
+
+`FIELDS` lists, per API type (the kubernetes client's model name without its ``V1`` prefix),
+each wire field with its status and, for nested objects, the type inside (``Type`` for an
+object, ``Type[]`` for a list of them, ``Type{}`` for a map to them). A test walks the client's
+models and fails when a field is missing here, so a new API field is never silently ignored.
+
+- `unsupported_fields` / `check_supported`: fields set in a claim, claim template, slice or
+  class that drasnap does not implement (newer than Kubernetes 1.36, or alpha and not
+  implemented), fields unknown to the API, and requests that use a feature its gate turns off
+  (upstream's errors, found before any allocation). The CLI calls them before it writes
+  anything; `snapshot.allocator.allocate` calls them on what it allocates.
+- `ignored_fields`: fields that are valid but that Kubernetes ignores under the given gates
+  (a slice with ``sharedCounters`` when DRAPartitionableDevices is off, taints when
+  DRADeviceTaints is off, ...): worth a warning, since the answer may surprise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from snapshot.errors import AllocationError
+from snapshot.features import AllocatorFeatures, allocator_features
+
+__all__ = [
+    "FIELDS",
+    "IMPLEMENTED",
+    "NO_EFFECT",
+    "REFUSED",
+    "ROOTS",
+    "check_supported",
+    "ignored_fields",
+    "unsupported_fields",
+]
+
+IMPLEMENTED: Final = "implemented"
+NO_EFFECT: Final = "no effect on an allocation"
+REFUSED: Final = "refused"
+
+_I, _N, _R = IMPLEMENTED, NO_EFFECT, REFUSED
+
+#: API type -> wire field -> (status, nested type or None, why: for refused fields).
+FIELDS: Final[Mapping[str, Mapping[str, tuple[str, str | None, str]]]] = {
+    "ResourceSliceSpec": {
+        "allNodes": (_I, None, ""),
+        "devices": (_I, "Device[]", ""),
+        "driver": (_I, None, ""),
+        "nodeName": (_I, None, ""),
+        "nodeSelector": (_I, "NodeSelector", ""),
+        "partitionTypeAttribute": (_R, None, "partition type attributes (after Kubernetes 1.36)"),
+        "perDeviceNodeSelection": (_I, None, ""),
+        "pool": (_I, "ResourcePool", ""),
+        "sharedCounters": (_I, "CounterSet[]", ""),
+        "skipNodeOperations": (
+            _R,
+            None,
+            "optional node operations (DRAOptionalNodeOperations, after Kubernetes 1.36)",
+        ),
+    },
+    "ResourcePool": {
+        "generation": (_I, None, ""),
+        "name": (_I, None, ""),
+        "resourceSliceCount": (_I, None, ""),
+    },
+    "CounterSet": {"counters": (_I, "Counter{}", ""), "name": (_I, None, "")},
+    "Counter": {"value": (_I, None, "")},
+    "Device": {
+        "allNodes": (_I, None, ""),
+        "allowMultipleAllocations": (_I, None, ""),
+        "attributes": (_I, "DeviceAttribute{}", ""),
+        "bindingConditions": (_I, None, ""),
+        "bindingFailureConditions": (_I, None, ""),
+        "bindsToNode": (_I, None, ""),
+        "capacity": (_I, "DeviceCapacity{}", ""),
+        "consumesCounters": (_I, "DeviceCounterConsumption[]", ""),
+        "name": (_I, None, ""),
+        "nodeAllocatableResources": (
+            _R,
+            None,
+            "devices that take node allocatable resources (DRANodeAllocatableResources, alpha "
+            "in Kubernetes 1.36)",
+        ),
+        "nodeName": (_I, None, ""),
+        "nodeSelector": (_I, "NodeSelector", ""),
+        "taints": (_I, "DeviceTaint[]", ""),
+    },
+    "DeviceAttribute": {
+        key: (_I, None, "")
+        for key in ("bool", "bools", "int", "ints", "string", "strings", "version", "versions")
+    },
+    "DeviceCapacity": {
+        "requestPolicy": (_I, "CapacityRequestPolicy", ""),
+        "value": (_I, None, ""),
+    },
+    "CapacityRequestPolicy": {
+        "default": (_I, None, ""),
+        "validRange": (_I, "CapacityRequestPolicyRange", ""),
+        "validValues": (_I, None, ""),
+    },
+    "CapacityRequestPolicyRange": {
+        "max": (_I, None, ""),
+        "min": (_I, None, ""),
+        "step": (_I, None, ""),
+    },
+    "DeviceCounterConsumption": {
+        "compatibilityGroups": (
+            _R,
+            None,
+            "counter compatibility groups (DRADeviceCompatibilityGroups, after Kubernetes 1.36)",
+        ),
+        "counterSet": (_I, None, ""),
+        "counters": (_I, "Counter{}", ""),
+    },
+    "DeviceTaint": {
+        "effect": (_I, None, ""),
+        "key": (_I, None, ""),
+        "timeAdded": (_N, None, ""),
+        "value": (_I, None, ""),
+    },
+    "DeviceClassSpec": {
+        "config": (_I, "DeviceClassConfiguration[]", ""),
+        # Matches pods' extended resources to the class: the scheduler's business, outside
+        # the allocator.
+        "extendedResourceName": (_N, None, ""),
+        "selectors": (_I, "DeviceSelector[]", ""),
+    },
+    "DeviceClassConfiguration": {"opaque": (_I, "OpaqueDeviceConfiguration", "")},
+    "OpaqueDeviceConfiguration": {"driver": (_I, None, ""), "parameters": (_I, None, "")},
+    "DeviceSelector": {"cel": (_I, "CELDeviceSelector", "")},
+    "CELDeviceSelector": {"expression": (_I, None, "")},
+    "ResourceClaimSpec": {"devices": (_I, "DeviceClaim", "")},
+    "DeviceClaim": {
+        "config": (_I, "DeviceClaimConfiguration[]", ""),
+        "constraints": (_I, "DeviceConstraint[]", ""),
+        "requests": (_I, "DeviceRequest[]", ""),
+    },
+    "DeviceClaimConfiguration": {
+        "opaque": (_I, "OpaqueDeviceConfiguration", ""),
+        "requests": (_I, None, ""),
+    },
+    "DeviceConstraint": {
+        "distinctAttribute": (_I, None, ""),
+        "matchAttribute": (_I, None, ""),
+        "requests": (_I, None, ""),
+    },
+    "DeviceRequest": {
+        "exactly": (_I, "ExactDeviceRequest", ""),
+        "firstAvailable": (_I, "DeviceSubRequest[]", ""),
+        "name": (_I, None, ""),
+    },
+    "ExactDeviceRequest": {
+        "adminAccess": (_I, None, ""),
+        "allocationMode": (_I, None, ""),
+        "capacity": (_I, "CapacityRequirements", ""),
+        "count": (_I, None, ""),
+        "derivedAttributes": (
+            _R,
+            None,
+            "derived attributes (DRADerivedAttributes, after Kubernetes 1.36)",
+        ),
+        "deviceClassName": (_I, None, ""),
+        "selectors": (_I, "DeviceSelector[]", ""),
+        "tolerations": (_I, "DeviceToleration[]", ""),
+    },
+    "DeviceSubRequest": {
+        "allocationMode": (_I, None, ""),
+        "capacity": (_I, "CapacityRequirements", ""),
+        "count": (_I, None, ""),
+        "derivedAttributes": (
+            _R,
+            None,
+            "derived attributes (DRADerivedAttributes, after Kubernetes 1.36)",
+        ),
+        "deviceClassName": (_I, None, ""),
+        "name": (_I, None, ""),
+        "selectors": (_I, "DeviceSelector[]", ""),
+        "tolerations": (_I, "DeviceToleration[]", ""),
+    },
+    "CapacityRequirements": {"requests": (_I, None, "")},
+    "DeviceToleration": {
+        "effect": (_I, None, ""),
+        "key": (_I, None, ""),
+        "operator": (_I, None, ""),
+        # NoExecute eviction timing: the allocator only looks at whether a taint is tolerated.
+        "tolerationSeconds": (_N, None, ""),
+        "value": (_I, None, ""),
+    },
+    "NodeSelector": {"nodeSelectorTerms": (_I, "NodeSelectorTerm[]", "")},
+    "NodeSelectorTerm": {
+        "matchExpressions": (_I, "NodeSelectorRequirement[]", ""),
+        "matchFields": (_I, "NodeSelectorRequirement[]", ""),
+    },
+    "NodeSelectorRequirement": {
+        "key": (_I, None, ""),
+        "operator": (_I, None, ""),
+        "values": (_I, None, ""),
+    },
+}
+
+#: Kind -> (path to the spec the allocator reads, its API type).
+ROOTS: Final[Mapping[str, tuple[tuple[str, ...], str]]] = {
+    "ResourceSlice": (("spec",), "ResourceSliceSpec"),
+    "DeviceClass": (("spec",), "DeviceClassSpec"),
+    "ResourceClaim": (("spec",), "ResourceClaimSpec"),
+    "ResourceClaimTemplate": (("spec", "spec"), "ResourceClaimSpec"),
+}
+
+_CACHE_LIMIT = 100_000
+_checked: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
+
+
+class _Shape:
+    """A type of `FIELDS` prepared for the fast check: its keys, refused keys, nested types."""
+
+    __slots__ = ("allowed", "leaf", "nested", "refused")
+
+    def __init__(self, fields: Mapping[str, tuple[str, str | None, str]]) -> None:
+        self.allowed = frozenset(fields)
+        self.refused = tuple(key for key, (status, _, _) in fields.items() if status == REFUSED)
+        self.nested = tuple(
+            (key, nested.rstrip("[]{}"), nested[-2:] if nested[-2:] in ("[]", "{}") else "")
+            for key, (status, nested, _) in fields.items()
+            if nested is not None and status != REFUSED
+        )
+        self.leaf = not self.refused and not self.nested  # only its keys to check
+
+
+_SHAPES: Final = {name: _Shape(fields) for name, fields in FIELDS.items()}
+
+
+def _clean(value: Any, type_name: str) -> bool:
+    """Whether nothing under ``value`` is refused or unknown (the common case, kept cheap)."""
+    if type(value) is not dict and not isinstance(value, Mapping):
+        return True
+    shape = _SHAPES[type_name]
+    if not value.keys() <= shape.allowed:
+        return False
+    for key in shape.refused:
+        if _is_set(value.get(key)):
+            return False
+    for key, nested, container in shape.nested:
+        item = value.get(key)
+        if not item:
+            continue
+        if container:
+            elements = item.values() if container == "{}" else item
+            inner = _SHAPES[nested]
+            if inner.leaf:
+                allowed = inner.allowed
+                if not all(type(e) is not dict or e.keys() <= allowed for e in elements):
+                    return False
+            elif not all(_clean(element, nested) for element in elements):
+                return False
+        elif not _clean(item, nested):
+            return False
+    return True
+
+
+def _is_set(value: Any) -> bool:
+    return value is not None and value is not False and value != [] and value != {}
+
+
+def _walk(value: Any, type_name: str, path: str) -> Iterator[tuple[str, str]]:
+    """(field path, problem) for every refused or unknown field under ``value``."""
+    if not isinstance(value, Mapping):
+        return
+    known = FIELDS[type_name]
+    for key, item in value.items():
+        where = f"{path}.{key}" if path else str(key)
+        entry = known.get(key)
+        if entry is None:
+            yield where, f"unknown field of {type_name}"
+            continue
+        status, nested, why = entry
+        if status == REFUSED:
+            if _is_set(item):
+                yield where, f"not implemented by drasnap: {why}"
+            continue
+        if nested is None or item is None:
+            continue
+        if nested.endswith("[]"):
+            for i, element in enumerate(item or ()):
+                yield from _walk(element, nested[:-2], f"{where}[{i}]")
+        elif nested.endswith("{}"):
+            for name, element in (item or {}).items():
+                yield from _walk(element, nested[:-2], f'{where}["{name}"]')
+        else:
+            yield from _walk(item, nested, where)
+
+
+def _kind_of(obj: Mapping[str, Any], kind: str | None) -> str:
+    kind = kind or str(obj.get("kind") or "")
+    if kind not in ROOTS:
+        raise ValueError(
+            f"cannot check a {kind or 'object without kind'}: expected one of {', '.join(ROOTS)}"
+        )
+    return kind
+
+
+def _problems(
+    obj: Mapping[str, Any], kind: str, features: AllocatorFeatures | None
+) -> list[tuple[str, str]]:
+    path, type_name = ROOTS[kind]
+    spec: Any = obj
+    for key in path:
+        spec = (spec or {}).get(key) if isinstance(spec, Mapping) else None
+    problems = [] if _clean(spec, type_name) else list(_walk(spec, type_name, ".".join(path)))
+    if features is not None and type_name == "ResourceClaimSpec":
+        problems.extend(_disabled_requests(spec or {}, ".".join(path), features))
+    return problems
+
+
+def _disabled_requests(
+    spec: Mapping[str, Any], path: str, features: AllocatorFeatures
+) -> Iterator[tuple[str, str]]:
+    """Requests that upstream refuses under these gates (its allocation errors, found early)."""
+    requests = ((spec.get("devices") or {}).get("requests")) or ()
+    for i, request in enumerate(requests):
+        where = f"{path}.devices.requests[{i}]"
+        name = request.get("name", "")
+        exactly = request.get("exactly") or {}
+        if request.get("firstAvailable") and not features.prioritized_list:
+            yield (
+                f"{where}.firstAvailable",
+                f"request {name}: has subrequests, but the DRAPrioritizedList feature is disabled",
+            )
+        if not features.consumable_capacity:
+            if exactly.get("capacity") is not None:
+                yield (
+                    f"{where}.exactly.capacity",
+                    f"request {name}: has capacity requests, but the DRAConsumableCapacity "
+                    "feature is disabled",
+                )
+            for j, sub in enumerate(request.get("firstAvailable") or ()):
+                if sub.get("capacity") is not None:
+                    yield (
+                        f"{where}.firstAvailable[{j}].capacity",
+                        f"subrequest {sub.get('name', '')}: has capacity requests, but the "
+                        "DRAConsumableCapacity feature is disabled",
+                    )
+        if exactly.get("adminAccess") is not None and not features.admin_access:
+            yield (
+                f"{where}.exactly.adminAccess",
+                f"request {name}: admin access is requested, but the feature is disabled",
+            )
+
+
+def _label(obj: Mapping[str, Any], kind: str) -> str:
+    metadata = obj.get("metadata") or {}
+    namespace, name = metadata.get("namespace"), str(metadata.get("name", ""))
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+def unsupported_fields(
+    obj: Mapping[str, Any],
+    features: Mapping[str, bool] | None = None,
+    *,
+    kind: str | None = None,
+) -> list[str]:
+    """Why drasnap cannot allocate with this object, one sentence per field; [] when it can.
+
+    ``obj`` is a ResourceClaim, ResourceClaimTemplate, ResourceSlice or DeviceClass (its
+    ``kind``, or ``kind=``). Refused: fields drasnap does not implement, fields unknown to the
+    API, and (claims) requests using a feature that ``features`` (default: Kubernetes 1.36's)
+    turns off.
+
+    >>> request = {"name": "r", "firstAvailable": [{"name": "a", "deviceClassName": "g"}]}
+    >>> claim = {"kind": "ResourceClaim", "metadata": {"name": "c"},
+    ...     "spec": {"devices": {"requests": [request]}}}
+    >>> unsupported_fields(claim, {"DRAPrioritizedList": True})
+    []
+    >>> unsupported_fields(claim, {"DRAPrioritizedList": False})[0].split(": ")[:3]
+    ['ResourceClaim c', 'spec.devices.requests[0].firstAvailable', 'request r']
+
+    Raises:
+        ValueError: ``obj`` is not one of those kinds.
+        FeatureGateError: an unknown feature gate.
+    """
+    kind = _kind_of(obj, kind)
+    problems = _problems(obj, kind, allocator_features(features))
+    label = _label(obj, kind)
+    return [f"{label}: {where}: {what}" for where, what in problems]
+
+
+def check_supported(
+    obj: Mapping[str, Any],
+    features: Mapping[str, bool] | None = None,
+    *,
+    kind: str | None = None,
+) -> None:
+    """Raise for the first problem `unsupported_fields` finds.
+
+    Raises:
+        AllocationError: naming the object and the field (also as ``kind``, ``name``,
+            ``field`` attributes).
+        ValueError: ``obj`` is not a kind the allocator reads.
+        FeatureGateError: an unknown feature gate.
+    """
+    kind = _kind_of(obj, kind)
+    problems = _problems(obj, kind, allocator_features(features))
+    if problems:
+        _raise(obj, kind, problems[0])
+
+
+def _raise(obj: Mapping[str, Any], kind: str, problem: tuple[str, str]) -> None:
+    where, what = problem
+    raise AllocationError(
+        f"{_label(obj, kind)}: {where}: {what}",
+        kind=kind,
+        name=str((obj.get("metadata") or {}).get("name", "")),
+        field=where,
+    )
+
+
+def check_object(obj: Mapping[str, Any], kind: str) -> None:
+    """`check_supported` without gate checks (the allocator raises those itself), remembered
+    per identity of the checked spec: objects are immutable values in this project, and copies
+    of an object (a claim with a new status) share its spec.
+
+    Raises:
+        AllocationError: as `check_supported`.
+    """
+    spec = obj.get("spec")
+    found = _checked.get(id(spec))
+    if found is None or found[0] is not spec:
+        if len(_checked) >= _CACHE_LIMIT:
+            _checked.clear()
+        found = (spec, _problems(obj, kind, None))
+        _checked[id(spec)] = found
+    if found[1]:
+        _raise(obj, kind, found[1][0])
+
+
+def ignored_fields(
+    obj: Mapping[str, Any],
+    features: Mapping[str, bool] | None = None,
+    *,
+    kind: str | None = None,
+) -> list[str]:
+    """Fields set in ``obj`` that Kubernetes ignores (or that make it skip a device) under
+    these gates, one sentence each: worth a warning.
+
+    Raises:
+        ValueError: ``obj`` is not a kind the allocator reads.
+        FeatureGateError: an unknown feature gate.
+    """
+    kind = _kind_of(obj, kind)
+    gates = allocator_features(features)
+    label = _label(obj, kind)
+    notes: list[str] = []
+    if kind == "ResourceSlice":
+        spec = obj.get("spec") or {}
+        if not gates.partitionable_devices:
+            if spec.get("sharedCounters"):
+                notes.append(
+                    "spec.sharedCounters: the slice is skipped (DRAPartitionableDevices is off)"
+                )
+            if spec.get("perDeviceNodeSelection") is not None:
+                notes.append(
+                    "spec.perDeviceNodeSelection: the slice is skipped (DRAPartitionableDevices "
+                    "is off)"
+                )
+        for i, device in enumerate(spec.get("devices") or ()):
+            where = f"spec.devices[{i}]"
+            if device.get("consumesCounters") and not gates.partitionable_devices:
+                notes.append(
+                    f"{where}.consumesCounters: the device is never allocated "
+                    "(DRAPartitionableDevices is off)"
+                )
+            if device.get("taints") and not gates.device_taints:
+                notes.append(f"{where}.taints: ignored (DRADeviceTaints is off)")
+            if device.get("bindingConditions") and not gates.device_binding_and_status:
+                notes.append(
+                    f"{where}.bindingConditions: the device is never allocated "
+                    "(DRADeviceBindingConditions and DRAResourceClaimDeviceStatus must both be on)"
+                )
+            if device.get("allowMultipleAllocations") and not gates.consumable_capacity:
+                notes.append(
+                    f"{where}.allowMultipleAllocations: the device is allocated to one claim at a "
+                    "time (DRAConsumableCapacity is off)"
+                )
+            if not gates.list_type_attributes:
+                for name, attribute in (device.get("attributes") or {}).items():
+                    if any(
+                        attribute.get(k) is not None
+                        for k in ("ints", "bools", "strings", "versions")
+                    ):
+                        notes.append(
+                            f'{where}.attributes["{name}"]: a list never satisfies a constraint '
+                            "(DRAListTypeAttributes is off)"
+                        )
+    elif kind in ("ResourceClaim", "ResourceClaimTemplate") and not gates.device_taints:
+        path, _ = ROOTS[kind]
+        claim_spec: Any = obj
+        for key in path:
+            claim_spec = (claim_spec or {}).get(key)
+        requests = ((claim_spec or {}).get("devices") or {}).get("requests") or ()
+        for i, request in enumerate(requests):
+            if (request.get("exactly") or {}).get("tolerations"):
+                notes.append(
+                    f"spec.devices.requests[{i}].exactly.tolerations: not needed, taints are "
+                    "ignored (DRADeviceTaints is off)"
+                )
+    return [f"{label}: {note}" for note in notes]
