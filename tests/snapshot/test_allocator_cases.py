@@ -3,6 +3,9 @@
 - ``upstream-cases.json``: upstream's test table, the DRA of the first scope (41 cases);
 - ``upstream-feature-cases.json``: upstream's cases for the features Kubernetes 1.36 adds
   (72 cases), each with only the gates it names on;
+- ``drasnap-cases.json``: cases written for drasnap where those are thin (1.36 defaults all
+  on, prioritized lists over partitionable GPUs, taints, shared capacity, each gate off),
+  answered by Kubernetes' own allocator (see ``make_drasnap_cases.py`` beside it);
 
 Comparison rules follow the corpus README ("How upstream compares"): devices as a multiset and
 node selector terms order-insensitively unless ``exact_order``; ``config: []`` means no config;
@@ -21,6 +24,7 @@ from tests.snapshot.allocator_corpus import check_case, load
 CORPORA = {
     "upstream-cases.json": 41,
     "upstream-feature-cases.json": 72,
+    "drasnap-cases.json": 39,
 }
 CASES: list[tuple[str, dict[str, Any]]] = [
     (corpus, case) for corpus in CORPORA for case in load(corpus)
