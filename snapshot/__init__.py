@@ -5,6 +5,7 @@ with the official kubernetes client models on the way in. This package knows no 
 only what ``store`` exports.
 """
 
+from snapshot.allocation.fields import check_supported, ignored_fields, unsupported_fields
 from snapshot.allocator import allocate
 from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot
@@ -20,12 +21,20 @@ from snapshot.dra_listers import (
 from snapshot.errors import (
     AllocationError,
     AlreadyTrackedError,
+    FeatureGateError,
     ManifestError,
     NotFoundError,
     ObjectValidationError,
     ReservationError,
     SchedulingError,
     SnapshotError,
+)
+from snapshot.features import (
+    FEATURE_GATES,
+    KUBERNETES_VERSION,
+    FeatureGate,
+    parse_feature_gates,
+    resolve_feature_gates,
 )
 from snapshot.history import (
     AllocatedDevice,
@@ -37,6 +46,7 @@ from snapshot.history import (
 )
 from snapshot.manifests import Manifests, load_manifests
 from snapshot.objects import as_model, validate
+from snapshot.taint_rules import apply_device_taint_rules
 
 __all__ = [
     "AllocatedDevice",
@@ -49,18 +59,28 @@ __all__ = [
     "SLICE_KIND",
     "DeviceClassLister",
     "DraSnapshot",
+    "FEATURE_GATES",
+    "FeatureGate",
+    "KUBERNETES_VERSION",
     "Manifests",
     "ResourceClaimTracker",
     "ResourceSliceLister",
     "allocate",
     "allocation_history",
+    "apply_device_taint_rules",
     "as_model",
+    "check_supported",
+    "ignored_fields",
     "load_manifests",
     "parse_device",
+    "parse_feature_gates",
+    "resolve_feature_gates",
     "summarize_claims",
+    "unsupported_fields",
     "validate",
     "AllocationError",
     "AlreadyTrackedError",
+    "FeatureGateError",
     "ManifestError",
     "NotFoundError",
     "ObjectValidationError",

@@ -412,3 +412,107 @@ def test_selector_results_are_cached_across_calls(
         assert result is not None
         assert devices(result[0]) == ["gpu-6", "gpu-7"]
     assert len(calls) == 16  # class + request selector, 8 GPUs, evaluated once
+
+
+# --- the allocated state (upstream's AllocatedState) --------------------------------------------
+
+NIC = "nic.example.com"
+NIC_CLASS = {
+    "metadata": {"name": "nic"},
+    "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{NIC}'"}}]},
+}
+NIC_SLICE = {
+    "metadata": {"name": "nics"},
+    "spec": {
+        "driver": NIC,
+        "nodeName": "node-a",
+        "pool": {"name": "node-a", "generation": 1, "resourceSliceCount": 1},
+        "devices": [
+            {
+                "name": "nic-0",
+                "allowMultipleAllocations": True,
+                "capacity": {"bw": {"value": "10G"}},
+            }
+        ],
+    },
+}
+
+
+def nic_claim(name: str, bandwidth: str) -> Obj:
+    request = {
+        "name": "net",
+        "exactly": {"deviceClassName": "nic", "capacity": {"requests": {"bw": bandwidth}}},
+    }
+    return {
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"devices": {"requests": [request]}},
+    }
+
+
+@pytest.mark.parametrize(
+    "allocated_capacity",
+    [
+        [(NIC, "node-a", "nic-0", {"bw": "4G"}), (NIC, "node-a", "nic-0", {"bw": "3G"})],
+        [{"driver": NIC, "pool": "node-a", "device": "nic-0", "consumedCapacity": {"bw": "7G"}}],
+        {(NIC, "node-a", "nic-0"): {"bw": "7000M"}},
+    ],
+    ids=["tuples-add-up", "dicts", "mapping"],
+)
+def test_capacity_other_claims_consume_is_taken_into_account(allocated_capacity: Any) -> None:
+    kwargs: Any = {
+        "classes": [NIC_CLASS],
+        "slices": [NIC_SLICE],
+        "allocated_capacity": allocated_capacity,
+    }
+    assert allocate(node("node-a"), [nic_claim("a", "4G")], **kwargs) is None  # 7G + 4G > 10G
+    (result,) = allocate(node("node-a"), [nic_claim("a", "3G")], **kwargs) or []
+    (entry,) = result["devices"]["results"]
+    assert entry["consumedCapacity"] == {"bw": "3G"}
+    assert "shareID" in entry
+
+
+def test_share_ids_are_deterministic_and_distinct_per_share() -> None:
+    claims = [nic_claim("a", "3G"), nic_claim("b", "3G")]
+    first = allocate(node("node-a"), claims, classes=[NIC_CLASS], slices=[NIC_SLICE])
+    again = allocate(node("node-a"), claims, classes=[NIC_CLASS], slices=[NIC_SLICE])
+    assert first is not None and first == again
+    ids = [r["devices"]["results"][0]["shareID"] for r in first]
+    assert len(set(ids)) == 2
+    assert all(len(i) == 36 for i in ids)  # UUIDs, as upstream's
+
+
+def test_a_device_shared_elsewhere_consumes_its_counters() -> None:
+    """Shared allocations count as allocated for counters (upstream's IsDeviceAllocated)."""
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    lanes = [{"counterSet": "port", "counters": {"lanes": {"value": "4"}}}]
+    devices = {
+        "metadata": {"name": "nics"},
+        "spec": {
+            "driver": NIC,
+            "nodeName": "node-a",
+            "pool": pool,
+            "devices": [
+                {"name": "nic-0", "allowMultipleAllocations": True, "consumesCounters": lanes},
+                {"name": "nic-1", "consumesCounters": lanes},
+            ],
+        },
+    }
+    counters = {
+        "metadata": {"name": "counters"},
+        "spec": {
+            "driver": NIC,
+            "nodeName": "node-a",
+            "pool": pool,
+            "sharedCounters": [{"name": "port", "counters": {"lanes": {"value": "4"}}}],
+        },
+    }
+    dedicated = {"cel": {"expression": "!device.allowMultipleAllocations"}}
+    request = {"name": "net", "exactly": {"deviceClassName": "nic", "selectors": [dedicated]}}
+    plain = {
+        "metadata": {"name": "p", "namespace": "ml"},
+        "spec": {"devices": {"requests": [request]}},
+    }
+    kwargs: Any = {"classes": [NIC_CLASS], "slices": [devices, counters]}
+    assert allocate(node("node-a"), [plain], **kwargs) is not None
+    shared = [(NIC, "node-a", "nic-0", "6f2a5d0c-0000-0000-0000-000000000000")]
+    assert allocate(node("node-a"), [plain], **kwargs, allocated_shared_devices=shared) is None
