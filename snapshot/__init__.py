@@ -5,7 +5,8 @@ with the official kubernetes client models on the way in. This package knows no 
 only what ``store`` exports.
 """
 
-from snapshot.allocation.fields import check_supported, ignored_fields, unsupported_fields
+from snapshot.allocation.fields import check_supported, unsupported_fields
+from snapshot.allocation.ignored import ignored_fields
 from snapshot.allocator import allocate
 from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot

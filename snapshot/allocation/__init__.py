@@ -7,5 +7,6 @@
 - `snapshot.allocation.capacity`: consumable capacity and request policies;
 - `snapshot.allocation.state`: the allocated state an allocation starts from;
 - `snapshot.allocation.results`: the ``status.allocation`` of each claim;
-- `snapshot.allocation.fields`: which API fields are implemented, and which are refused.
+- `snapshot.allocation.fields`: which API fields are implemented, and which are refused;
+- `snapshot.allocation.ignored`: which fields Kubernetes ignores under the gates given.
 """

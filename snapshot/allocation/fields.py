@@ -11,9 +11,8 @@ models and fails when a field is missing here, so a new API field is never silen
   implemented), fields unknown to the API, and requests that use a feature its gate turns off
   (upstream's errors, found before any allocation). The CLI calls them before it writes
   anything; `snapshot.allocator.allocate` calls them on what it allocates.
-- `ignored_fields`: fields that are valid but that Kubernetes ignores under the given gates
-  (a slice with ``sharedCounters`` when DRAPartitionableDevices is off, taints when
-  DRADeviceTaints is off, ...): worth a warning, since the answer may surprise.
+- `snapshot.allocation.ignored.ignored_fields`: fields that are valid but that Kubernetes
+  ignores under the given gates: worth a warning.
 """
 
 from __future__ import annotations
@@ -30,8 +29,10 @@ __all__ = [
     "NO_EFFECT",
     "REFUSED",
     "ROOTS",
+    "check_object",
     "check_supported",
-    "ignored_fields",
+    "kind_of",
+    "label",
     "unsupported_fields",
 ]
 
@@ -290,7 +291,12 @@ def _walk(value: Any, type_name: str, path: str) -> Iterator[tuple[str, str]]:
             yield from _walk(item, nested, where)
 
 
-def _kind_of(obj: Mapping[str, Any], kind: str | None) -> str:
+def kind_of(obj: Mapping[str, Any], kind: str | None) -> str:
+    """The kind to check ``obj`` as (``kind``, else its own), if the allocator reads that kind.
+
+    Raises:
+        ValueError: the allocator does not read that kind.
+    """
     kind = kind or str(obj.get("kind") or "")
     if kind not in ROOTS:
         raise ValueError(
@@ -347,7 +353,8 @@ def _disabled_requests(
             )
 
 
-def _label(obj: Mapping[str, Any], kind: str) -> str:
+def label(obj: Mapping[str, Any], kind: str) -> str:
+    """``Kind namespace/name`` (or ``Kind name``) for messages."""
     metadata = obj.get("metadata") or {}
     namespace, name = metadata.get("namespace"), str(metadata.get("name", ""))
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
@@ -378,10 +385,10 @@ def unsupported_fields(
         ValueError: ``obj`` is not one of those kinds.
         FeatureGateError: an unknown feature gate.
     """
-    kind = _kind_of(obj, kind)
+    kind = kind_of(obj, kind)
     problems = _problems(obj, kind, allocator_features(features))
-    label = _label(obj, kind)
-    return [f"{label}: {where}: {what}" for where, what in problems]
+    name = label(obj, kind)
+    return [f"{name}: {where}: {what}" for where, what in problems]
 
 
 def check_supported(
@@ -398,7 +405,7 @@ def check_supported(
         ValueError: ``obj`` is not a kind the allocator reads.
         FeatureGateError: an unknown feature gate.
     """
-    kind = _kind_of(obj, kind)
+    kind = kind_of(obj, kind)
     problems = _problems(obj, kind, allocator_features(features))
     if problems:
         _raise(obj, kind, problems[0])
@@ -407,7 +414,7 @@ def check_supported(
 def _raise(obj: Mapping[str, Any], kind: str, problem: tuple[str, str]) -> None:
     where, what = problem
     raise AllocationError(
-        f"{_label(obj, kind)}: {where}: {what}",
+        f"{label(obj, kind)}: {where}: {what}",
         kind=kind,
         name=str((obj.get("metadata") or {}).get("name", "")),
         field=where,
@@ -431,76 +438,3 @@ def check_object(obj: Mapping[str, Any], kind: str) -> None:
         _checked[id(spec)] = found
     if found[1]:
         _raise(obj, kind, found[1][0])
-
-
-def ignored_fields(
-    obj: Mapping[str, Any],
-    features: Mapping[str, bool] | None = None,
-    *,
-    kind: str | None = None,
-) -> list[str]:
-    """Fields set in ``obj`` that Kubernetes ignores (or that make it skip a device) under
-    these gates, one sentence each: worth a warning.
-
-    Raises:
-        ValueError: ``obj`` is not a kind the allocator reads.
-        FeatureGateError: an unknown feature gate.
-    """
-    kind = _kind_of(obj, kind)
-    gates = allocator_features(features)
-    label = _label(obj, kind)
-    notes: list[str] = []
-    if kind == "ResourceSlice":
-        spec = obj.get("spec") or {}
-        if not gates.partitionable_devices:
-            if spec.get("sharedCounters"):
-                notes.append(
-                    "spec.sharedCounters: the slice is skipped (DRAPartitionableDevices is off)"
-                )
-            if spec.get("perDeviceNodeSelection") is not None:
-                notes.append(
-                    "spec.perDeviceNodeSelection: the slice is skipped (DRAPartitionableDevices "
-                    "is off)"
-                )
-        for i, device in enumerate(spec.get("devices") or ()):
-            where = f"spec.devices[{i}]"
-            if device.get("consumesCounters") and not gates.partitionable_devices:
-                notes.append(
-                    f"{where}.consumesCounters: the device is never allocated "
-                    "(DRAPartitionableDevices is off)"
-                )
-            if device.get("taints") and not gates.device_taints:
-                notes.append(f"{where}.taints: ignored (DRADeviceTaints is off)")
-            if device.get("bindingConditions") and not gates.device_binding_and_status:
-                notes.append(
-                    f"{where}.bindingConditions: the device is never allocated "
-                    "(DRADeviceBindingConditions and DRAResourceClaimDeviceStatus must both be on)"
-                )
-            if device.get("allowMultipleAllocations") and not gates.consumable_capacity:
-                notes.append(
-                    f"{where}.allowMultipleAllocations: the device is allocated to one claim at a "
-                    "time (DRAConsumableCapacity is off)"
-                )
-            if not gates.list_type_attributes:
-                for name, attribute in (device.get("attributes") or {}).items():
-                    if any(
-                        attribute.get(k) is not None
-                        for k in ("ints", "bools", "strings", "versions")
-                    ):
-                        notes.append(
-                            f'{where}.attributes["{name}"]: a list never satisfies a constraint '
-                            "(DRAListTypeAttributes is off)"
-                        )
-    elif kind in ("ResourceClaim", "ResourceClaimTemplate") and not gates.device_taints:
-        path, _ = ROOTS[kind]
-        claim_spec: Any = obj
-        for key in path:
-            claim_spec = (claim_spec or {}).get(key)
-        requests = ((claim_spec or {}).get("devices") or {}).get("requests") or ()
-        for i, request in enumerate(requests):
-            if (request.get("exactly") or {}).get("tolerations"):
-                notes.append(
-                    f"spec.devices.requests[{i}].exactly.tolerations: not needed, taints are "
-                    "ignored (DRADeviceTaints is off)"
-                )
-    return [f"{label}: {note}" for note in notes]

@@ -10,14 +10,8 @@ import pydantic
 import pytest
 from kubernetes import client as k8s
 
-from snapshot.allocation.fields import (
-    FIELDS,
-    REFUSED,
-    ROOTS,
-    check_supported,
-    ignored_fields,
-    unsupported_fields,
-)
+from snapshot.allocation.fields import FIELDS, REFUSED, ROOTS, check_supported, unsupported_fields
+from snapshot.allocation.ignored import ignored_fields
 from snapshot.errors import AllocationError, FeatureGateError
 
 ROOT_MODELS = [k8s.V1ResourceSliceSpec, k8s.V1DeviceClassSpec, k8s.V1ResourceClaimSpec]
