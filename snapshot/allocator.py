@@ -59,6 +59,7 @@ from snapshot.taint_rules import apply_device_taint_rules
 __all__ = ["MAX_DEVICES_PER_CLAIM", "allocate"]
 
 Obj = Mapping[str, Any]
+_DEFAULT_GATES = allocator_features()
 
 
 def allocate(
@@ -113,7 +114,7 @@ def allocate(
     >>> allocate(node, [claim], classes=[gpu], slices=[slice_])[0]["devices"]["results"]
     [{'request': 'r', 'driver': 'gpu.example.com', 'pool': 'n1', 'device': 'gpu-0'}]
     """
-    gates = allocator_features(features)
+    gates = _DEFAULT_GATES if features is None else allocator_features(features)
     rules = list(device_taint_rules) if device_taint_rules else []
     if rules:
         if not gates.device_taint_rules:

@@ -78,7 +78,7 @@ def _env(list_type_attributes: bool) -> Any:
 
 
 _ENV = _env(False)
-_ENV_LISTS = _env(True)  # DRAListTypeAttributes: adds includes()
+_ENV_LISTS: Any = None  # DRAListTypeAttributes adds includes(): built on first use
 
 
 # --- programs -------------------------------------------------------------------------------
@@ -123,13 +123,20 @@ def compile(expression: str, *, list_type_attributes: bool = False) -> Program:
     programs = _programs_lists if list_type_attributes else _programs
     cached = programs.get(expression)
     if cached is None:
-        cached = _compile(expression, _ENV_LISTS if list_type_attributes else _ENV)
+        cached = _compile(expression, _lists_env() if list_type_attributes else _ENV)
         if len(programs) >= _PROGRAM_CACHE_LIMIT:
             programs.clear()  # distinct selector texts are few in practice; this is a backstop
         programs[expression] = cached
     if isinstance(cached, AllocationError):
         raise AllocationError(str(cached))
     return cached
+
+
+def _lists_env() -> Any:
+    global _ENV_LISTS
+    if _ENV_LISTS is None:
+        _ENV_LISTS = _env(True)
+    return _ENV_LISTS
 
 
 def _compile(expression: str, env: Any) -> Program | AllocationError:
@@ -159,6 +166,7 @@ def _compile(expression: str, env: Any) -> Program | AllocationError:
 
 _SCALAR_KEYS = ("int", "bool", "string", "version")  # upstream's order
 _LIST_KEYS = ("ints", "bools", "strings", "versions")
+_ALL_KEYS = frozenset(_SCALAR_KEYS + _LIST_KEYS)
 
 
 def _split(name: str, driver: str) -> tuple[str, str]:
@@ -226,6 +234,14 @@ def _semver_carrier(name: str, value: object) -> dict[str, str]:
 
 
 def _attribute_value(name: str, attribute: Mapping[str, Any]) -> Any:
+    if len(attribute) == 1:  # the valid case: exactly one of the eight fields
+        for key, value in attribute.items():
+            if value is not None and key in _ALL_KEYS:
+                if key == "version":
+                    return _semver_carrier(name, value)
+                if key == "versions":
+                    return [_semver_carrier(name, v) for v in value]
+                return list(value) if key in _LIST_KEYS else value
     # Upstream's order (cel/compile.go getAttributeValue): lists first, then scalars.
     for key in _LIST_KEYS:
         values = attribute.get(key)

@@ -70,7 +70,7 @@ class Device:
     # The NoSchedule/NoExecute taints (other effects never prevent an allocation).
     taints: tuple[Mapping[str, Any], ...]
     # consumesCounters entries (a partitionable device), empty otherwise.
-    consumes: tuple[Mapping[str, Any], ...]
+    consumes: Sequence[Mapping[str, Any]]
     multi: bool  # allowMultipleAllocations
     binding: bool  # has binding conditions
     # Selector expression -> result; valid across calls because the slice never changes.
@@ -136,6 +136,7 @@ class SliceInfo:
     partitionable: bool
     devices: list[Device] = field(default_factory=list)
     binding: bool = False  # some device has bindingConditions (even empty)
+    consumes: bool = False  # some device consumes counters
     parsed_counters: list[tuple[str, dict[str, Fraction]]] | None = None
 
     def counter_sets(self) -> list[tuple[str, dict[str, Fraction]]]:
@@ -158,28 +159,62 @@ class SliceInfo:
         return self.parsed_counters
 
 
-@dataclass(slots=True, eq=False)
-class Pool:
-    """A resource pool of the node: usable devices in search order, or why there are none."""
+_NO_SLICES: tuple[SliceInfo, ...] = ()
+_NO_COUNTERS: CounterSets = {}
 
-    driver: str
-    name: str
-    incomplete: bool = False
-    invalid: bool = False
-    slices: list[SliceInfo] = field(default_factory=list)
-    devices: list[Device] = field(default_factory=list)
-    # DRAPartitionableDevices: the pool's counter sets, and its device slices that do not
-    # target this node (their allocated devices consume counters too).
-    counter_sets: CounterSets = field(default_factory=dict)
-    counter_slices: list[SliceInfo] = field(default_factory=list)
-    other_slices: list[SliceInfo] = field(default_factory=list)
-    binding: bool = False  # some device has bindingConditions: tried after the other pools
-    # (device, pool) for each device: the search's candidates, built once.
-    candidates: list[tuple[Device, Pool]] = field(default_factory=list)
+
+class Pool:
+    """A resource pool of the node: usable devices in search order, or why there are none.
+
+    Built once per set of slices and shared between allocations: never mutated once built.
+    """
+
+    __slots__ = (
+        "binding",
+        "candidates",
+        "counter_sets",
+        "counter_slices",
+        "devices",
+        "driver",
+        "incomplete",
+        "invalid",
+        "name",
+        "other_slices",
+        "slices",
+    )
+
+    def __init__(
+        self,
+        driver: str,
+        name: str,
+        *,
+        incomplete: bool = False,
+        invalid: bool = False,
+        slices: Sequence[SliceInfo] = _NO_SLICES,
+        other_slices: Sequence[SliceInfo] = _NO_SLICES,
+    ) -> None:
+        self.driver = driver
+        self.name = name
+        self.incomplete = incomplete
+        self.invalid = invalid
+        self.slices = slices
+        # DRAPartitionableDevices: the pool's counter sets, and its device slices that do not
+        # target this node (their allocated devices consume counters too).
+        self.other_slices = other_slices
+        self.counter_sets = _NO_COUNTERS
+        self.counter_slices: Sequence[SliceInfo] = _NO_SLICES
+        self.devices: list[Device] = []
+        # (device, pool) for each device: the search's candidates, built once.
+        self.candidates: list[tuple[Device, Pool]] = []
+        self.binding = False  # some device has bindingConditions: tried after the other pools
 
     @property
     def pool_id(self) -> str:
         return f"{self.driver}/{self.name}"
+
+
+def _blocking(taints: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    return tuple(t for t in taints if t.get("effect") in _BLOCKING_EFFECTS)
 
 
 def slice_info(raw: Mapping[str, Any]) -> SliceInfo:
@@ -206,19 +241,23 @@ def slice_info(raw: Mapping[str, Any]) -> SliceInfo:
         shared_counters=shared,
         partitionable=spec.get("perDeviceNodeSelection") is not None or bool(shared),
     )
-    info.devices = [
-        Device(
-            id=(driver, pool_name, str(d.get("name", ""))),
-            spec=d,
-            slice=info,
-            taints=tuple(t for t in d.get("taints") or () if t.get("effect") in _BLOCKING_EFFECTS),
-            consumes=tuple(d.get("consumesCounters") or ()),
-            multi=bool(d.get("allowMultipleAllocations")),
-            binding=bool(d.get("bindingConditions")),
+    devices = []
+    for d in spec.get("devices") or ():
+        taints = d.get("taints")
+        devices.append(
+            Device(
+                (driver, pool_name, str(d.get("name", ""))),
+                d,
+                info,
+                _blocking(taints) if taints else (),
+                d.get("consumesCounters") or (),
+                bool(d.get("allowMultipleAllocations")),
+                bool(d.get("bindingConditions")),
+            )
         )
-        for d in spec.get("devices") or ()
-    ]
-    info.binding = any(d.spec.get("bindingConditions") is not None for d in info.devices)
+    info.devices = devices
+    info.binding = any(d.spec.get("bindingConditions") is not None for d in devices)
+    info.consumes = any(d.consumes for d in devices)
     if len(_slice_cache) >= _SLICE_CACHE_LIMIT:
         _slice_cache.clear()
     _slice_cache[id(raw)] = info
@@ -462,6 +501,8 @@ def _build_pool(
             (counter_slices if info.shared_counters else others).append(info)
     pool = _checked_pool(Pool(driver, name, slices=device_slices, other_slices=others))
     if pool.invalid:
+        return pool
+    if not counter_slices and not any(info.consumes for info in (*device_slices, *others)):
         return pool
     counter_sets: CounterSets = {}
     for info in counter_slices:

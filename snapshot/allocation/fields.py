@@ -17,7 +17,7 @@ models and fails when a field is missing here, so a new API field is never silen
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from snapshot.errors import AllocationError
@@ -30,6 +30,7 @@ __all__ = [
     "REFUSED",
     "ROOTS",
     "check_object",
+    "check_object_once",
     "check_supported",
     "kind_of",
     "label",
@@ -209,7 +210,7 @@ ROOTS: Final[Mapping[str, tuple[tuple[str, ...], str]]] = {
 }
 
 _CACHE_LIMIT = 100_000
-_checked: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
+_checked: dict[int, tuple[Any, list[tuple[str, str]]]] = {}  # specs found clean
 
 
 class _Shape:
@@ -229,6 +230,60 @@ class _Shape:
 
 
 _SHAPES: Final = {name: _Shape(fields) for name, fields in FIELDS.items()}
+
+
+def _has_refused(type_name: str) -> bool:
+    shape = _SHAPES[type_name]
+    return bool(shape.refused) or any(_has_refused(nested) for _, nested, _ in shape.nested)
+
+
+def _refused_checker(type_name: str) -> tuple[frozenset[str], Callable[[Any], bool]]:
+    """The keys worth looking at in a value of this type, and a function telling whether the
+    value sets no refused field.
+
+    Built once per type from `FIELDS`: it looks only at refused fields and descends only into
+    the nested types that can hold one (a value without any of the keys worth looking at is
+    skipped at C speed), so that the allocator can check every claim it reads.
+    """
+    shape = _SHAPES[type_name]
+    refused = frozenset(shape.refused)
+    children = [
+        (key, *_refused_checker(nested), container)
+        for key, nested, container in shape.nested
+        if _has_refused(nested)
+    ]
+    interesting = refused | {key for key, _, _, _ in children}
+
+    def check(value: Any) -> bool:
+        get = getattr(value, "get", None)
+        if get is None:
+            return True
+        if refused and not refused.isdisjoint(value):
+            for key in refused:
+                if _is_set(get(key)):
+                    return False
+        for key, keys, child, container in children:
+            item = get(key)
+            if not item:
+                continue
+            if container == "[]":
+                for element in item:
+                    if not keys.isdisjoint(element) and not child(element):
+                        return False
+            elif container == "{}":
+                for element in item.values():
+                    if not keys.isdisjoint(element) and not child(element):
+                        return False
+            elif not child(item):
+                return False
+        return True
+
+    return interesting, check
+
+
+_NO_REFUSED: Final = {
+    kind: _refused_checker(type_name)[1] for kind, (_, type_name) in ROOTS.items()
+}
 
 
 def _clean(value: Any, type_name: str) -> bool:
@@ -422,19 +477,36 @@ def _raise(obj: Mapping[str, Any], kind: str, problem: tuple[str, str]) -> None:
 
 
 def check_object(obj: Mapping[str, Any], kind: str) -> None:
-    """`check_supported` without gate checks (the allocator raises those itself), remembered
-    per identity of the checked spec: objects are immutable values in this project, and copies
-    of an object (a claim with a new status) share its spec.
+    """What the allocator checks on each object it reads: no refused field is set.
+
+    Cheaper than `check_supported`: it looks only where a refused field can be, and leaves
+    unknown fields to `snapshot.objects.validate` at the edge and to the up-front check.
+
+    Raises:
+        AllocationError: as `check_supported`.
+    """
+    path, _ = ROOTS[kind]
+    inner: Any = obj
+    for key in path:
+        inner = inner.get(key) if isinstance(inner, Mapping) else None
+    if inner is None or _NO_REFUSED[kind](inner):
+        return
+    problems = [p for p in _problems(obj, kind, None) if p[1].startswith("not implemented")]
+    _raise(obj, kind, problems[0])
+
+
+def check_object_once(obj: Mapping[str, Any], kind: str) -> None:
+    """`check_object`, remembered per identity of the spec (for slices and classes, read on
+    every allocation: objects are immutable values in this project).
 
     Raises:
         AllocationError: as `check_supported`.
     """
     spec = obj.get("spec")
     found = _checked.get(id(spec))
-    if found is None or found[0] is not spec:
-        if len(_checked) >= _CACHE_LIMIT:
-            _checked.clear()
-        found = (spec, _problems(obj, kind, None))
-        _checked[id(spec)] = found
-    if found[1]:
-        _raise(obj, kind, found[1][0])
+    if found is not None and found[0] is spec:
+        return
+    check_object(obj, kind)
+    if len(_checked) >= _CACHE_LIMIT:
+        _checked.clear()
+    _checked[id(spec)] = (spec, [])

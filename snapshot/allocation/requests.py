@@ -12,12 +12,12 @@ other. Defaults are those the API server applies: ``allocationMode`` ExactCount,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from snapshot.allocation.capacity import Amount, parse_requests
 from snapshot.allocation.constraints import Constraint, DistinctAttribute, MatchAttribute
-from snapshot.allocation.fields import check_object
+from snapshot.allocation.fields import check_object_once
 from snapshot.errors import AllocationError
 from snapshot.features import AllocatorFeatures
 from snapshot.pools import Device
@@ -44,26 +44,51 @@ def kobj(obj: Obj) -> str:
     return f"{namespace}/{name}" if namespace else name
 
 
-@dataclass(slots=True, eq=False)
 class Request:
     """One request, or one subrequest of a prioritized list, ready to allocate."""
 
-    claim_index: int
-    name: str  # its own name (the subrequest's, for a subrequest)
-    parent: str | None  # the request holding this subrequest
-    class_name: str
-    device_class: Obj
-    admin: bool
-    # (from the class?, index, expression) in evaluation order: class selectors, then the
-    # request's own.
-    selectors: list[tuple[bool, int, str]]
-    all_mode: bool
-    count: int
-    tolerations: Sequence[Obj]
-    capacity: dict[str, Amount] | None  # capacity.requests (DRAConsumableCapacity)
-    size: int = 0  # how many devices it takes (an "All" request: once its devices are known)
-    all_devices: list[Device] = field(default_factory=list)
-    cache: dict[Device, bool] = field(default_factory=dict)  # selectable or not
+    __slots__ = (
+        "admin",
+        "all_devices",
+        "all_mode",
+        "cache",
+        "capacity",
+        "claim_index",
+        "class_name",
+        "device_class",
+        "name",
+        "parent",
+        "selectors",
+        "size",
+        "tolerations",
+    )
+
+    def __init__(
+        self,
+        claim_index: int,
+        name: str,
+        parent: str | None,
+        class_name: str,
+        device_class: Obj,
+        admin: bool,
+        selectors: Sequence[tuple[bool, int, str]],
+        tolerations: Sequence[Obj],
+    ) -> None:
+        self.claim_index = claim_index
+        self.name = name  # its own name (the subrequest's, for a subrequest)
+        self.parent = parent  # the request holding this subrequest
+        self.class_name = class_name
+        self.device_class = device_class
+        self.admin = admin
+        # (from the class?, index, expression) in evaluation order: class selectors, then the
+        # request's own.
+        self.selectors = selectors
+        self.tolerations = tolerations
+        self.all_mode = False
+        self.size = 0  # how many devices it takes ("All": once its devices are known)
+        self.capacity: dict[str, Amount] | None = None  # capacity.requests
+        self.all_devices: Sequence[Device] = ()  # "All": the devices it takes
+        self.cache: dict[Device, bool] = {}  # selectable or not
 
     @property
     def full_name(self) -> str:
@@ -189,7 +214,7 @@ def _request(
     if sub:
         name = str(spec.get("name", ""))
 
-    def where() -> str:
+    def where() -> str:  # only called for errors
         return f"claim {kobj(claim)}, request {name}"
 
     selectors = spec.get("selectors") or ()
@@ -209,24 +234,21 @@ def _request(
             f"{where()}: could not retrieve device class {class_name}: "
             f'deviceclass.resource.k8s.io "{class_name}" not found'
         )
-    check_object(device_class, "DeviceClass")
-    class_selectors = (device_class.get("spec") or {}).get("selectors") or ()
-    request = Request(
-        claim_index=index,
-        name=name,
-        parent=parent,
-        class_name=class_name,
-        device_class=device_class,
-        admin=not sub and bool(spec.get("adminAccess")),
-        selectors=[
-            (True, i, str((s.get("cel") or {}).get("expression", "")))
-            for i, s in enumerate(class_selectors)
+    expressions: Sequence[tuple[bool, int, str]] = _class_selectors(device_class)
+    if selectors:
+        expressions = [
+            *expressions,
+            *((False, i, str(s["cel"].get("expression", ""))) for i, s in enumerate(selectors)),
         ]
-        + [(False, i, str(s["cel"].get("expression", ""))) for i, s in enumerate(selectors)],
-        all_mode=False,
-        count=0,
-        tolerations=spec.get("tolerations") or (),
-        capacity=None,
+    request = Request(
+        index,
+        name,
+        parent,
+        class_name,
+        device_class,
+        not sub and bool(spec.get("adminAccess")),
+        expressions,
+        spec.get("tolerations") or (),
     )
     capacity = spec.get("capacity")
     if capacity is not None:
@@ -234,7 +256,7 @@ def _request(
     mode = spec.get("allocationMode") or "ExactCount"
     if mode == "ExactCount":
         count = spec.get("count")
-        request.count = request.size = 1 if count is None else int(count)
+        request.size = 1 if count is None else int(count)
     elif mode == "All":
         request.all_mode = True
         expand_all(request)
@@ -242,6 +264,30 @@ def _request(
     else:
         raise AllocationError(f"{where()}: unsupported count mode {mode}")
     return request
+
+
+_CLASS_CACHE_LIMIT = 10_000
+_class_cache: dict[int, tuple[Obj, tuple[tuple[bool, int, str], ...]]] = {}
+
+
+def _class_selectors(device_class: Obj) -> tuple[tuple[bool, int, str], ...]:
+    """A class's selectors, after checking the class: once per class object (immutable).
+
+    Raises:
+        AllocationError: the class sets a field drasnap does not implement.
+    """
+    found = _class_cache.get(id(device_class))
+    if found is not None and found[0] is device_class:
+        return found[1]
+    check_object_once(device_class, "DeviceClass")
+    selectors = tuple(
+        (True, i, str((s.get("cel") or {}).get("expression", "")))
+        for i, s in enumerate((device_class.get("spec") or {}).get("selectors") or ())
+    )
+    if len(_class_cache) >= _CLASS_CACHE_LIMIT:
+        _class_cache.clear()
+    _class_cache[id(device_class)] = (device_class, selectors)
+    return selectors
 
 
 def _constraints(claim: Obj, specs: Sequence[Obj], features: AllocatorFeatures) -> list[Constraint]:

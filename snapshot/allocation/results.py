@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from snapshot.allocation.search import Pick, Search
+from snapshot.allocation.search import Search
 from snapshot.errors import AllocationError
 
 __all__ = ["allocation_result"]
@@ -37,7 +37,31 @@ _SHARE_NAMESPACE = uuid.UUID("3f8a1f2e-6d0b-4b8e-9a57-2d7c1c0c5a11")
 def allocation_result(search: Search, index: int) -> dict[str, Any]:
     """The ``status.allocation`` of claim ``index`` after a successful search."""
     claim = search.claims[index]
-    results = [_result(search, claim, n, pick) for n, pick in enumerate(search.picks[index])]
+    binding = search.features.device_binding_and_status
+    results = []
+    for n, pick in enumerate(search.picks[index]):
+        req, device = pick.request, pick.device
+        device_id = device.id
+        entry: dict[str, Any] = {
+            "request": req.full_name,
+            "driver": device_id[0],
+            "pool": device_id[1],
+            "device": device_id[2],
+        }
+        if req.admin:
+            entry["adminAccess"] = True
+        if req.tolerations:
+            entry["tolerations"] = copy.deepcopy(list(req.tolerations))
+        if binding and device.binding:
+            for key in ("bindingConditions", "bindingFailureConditions"):
+                values = device.spec.get(key)
+                if values:
+                    entry[key] = list(values)
+        if pick.shared:
+            entry["shareID"] = _share_id(claim, n, device_id)
+        if pick.consumed:
+            entry["consumedCapacity"] = {name: a.render() for name, a in pick.consumed.items()}
+        results.append(entry)
     allocation: dict[str, Any] = {"devices": {"results": results}}
     config = _config(search, index)
     if config:
@@ -48,30 +72,6 @@ def allocation_result(search: Search, index: int) -> dict[str, Any]:
     return allocation
 
 
-def _result(search: Search, claim: Obj, n: int, pick: Pick) -> dict[str, Any]:
-    req, device = pick.request, pick.device
-    entry: dict[str, Any] = {
-        "request": req.full_name,
-        "driver": device.id[0],
-        "pool": device.id[1],
-        "device": device.id[2],
-    }
-    if req.admin:
-        entry["adminAccess"] = True
-    if req.tolerations:
-        entry["tolerations"] = copy.deepcopy(list(req.tolerations))
-    if search.features.device_binding_and_status:
-        for key in ("bindingConditions", "bindingFailureConditions"):
-            values = device.spec.get(key)
-            if values:
-                entry[key] = list(values)
-    if pick.shared:
-        entry["shareID"] = _share_id(claim, n, device.id)
-    if pick.consumed:
-        entry["consumedCapacity"] = {name: a.render() for name, a in pick.consumed.items()}
-    return entry
-
-
 def _share_id(claim: Obj, n: int, device: tuple[str, str, str]) -> str:
     metadata = claim.get("metadata") or {}
     owner = metadata.get("uid") or f"{metadata.get('namespace', '')}/{metadata.get('name', '')}"
@@ -80,15 +80,17 @@ def _share_id(claim: Obj, n: int, device: tuple[str, str, str]) -> str:
 
 def _config(search: Search, index: int) -> list[dict[str, Any]]:
     plan = search.plans[index]
+    devices = (plan.claim.get("spec") or {}).get("devices") or {}
+    if not devices.get("config") and not any(
+        (req.device_class.get("spec") or {}).get("config")
+        for slot in plan.slots
+        for req in slot.alternatives
+    ):
+        return []
     chosen = [
         slot.alternatives[search.selected[index][ri] if slot.prioritized else 0]
         for ri, slot in enumerate(plan.slots)
     ]
-    devices = (plan.claim.get("spec") or {}).get("devices") or {}
-    if not devices.get("config") and not any(
-        (req.device_class.get("spec") or {}).get("config") for req in chosen
-    ):
-        return []
     config: list[dict[str, Any]] = []
     by_class: dict[str, list[dict[str, Any]]] = {}
     for req in chosen:

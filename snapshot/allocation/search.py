@@ -71,24 +71,23 @@ class Search:
     ) -> None:
         self.claims = claims
         self.pools = pools
-        self.pool_by_key = {(pool.driver, pool.name): pool for pool in pools}
         self.state = state
         self.features = features
         self.node_name = node_name
         self.labels = labels
         self.plans: list[ClaimPlan] = []
-        usable = [pool for pool in pools if not (pool.incomplete or pool.invalid)]
         self.candidates: list[tuple[Device, Pool]] = (
-            usable[0].candidates
-            if len(usable) == 1
-            else [candidate for pool in usable for candidate in pool.candidates]
+            pools[0].candidates  # empty for an incomplete or invalid pool
+            if len(pools) == 1
+            else [candidate for pool in pools for candidate in pool.candidates]
         )
         # Device -> claim indices it is being allocated for (empty set: shared, no owner).
         self.allocating: dict[DeviceID, set[int]] = {}
         # Device -> capacity this attempt takes of it (multi-allocatable devices).
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
-        # Counters by pool *name*, as upstream keys them: available, and taken by this attempt.
-        self.available: dict[str, dict[str, dict[str, Fraction]]] = {}
+        # Counters by pool *name*, as upstream keys them: available, and taken by this attempt
+        # (created on first use).
+        self.available: dict[str, dict[str, dict[str, Fraction]]] | None = None
         self.consumed: dict[str, dict[str, dict[str, Fraction]]] = {}
         self.picks: list[list[Pick]] = []
         self.selected: list[list[int]] = []  # per claim and request: the subrequest chosen
@@ -161,6 +160,8 @@ class Search:
 
     def expand_all(self, req: Request) -> None:
         """An "All" request's devices: every selectable device of every pool of the node."""
+        devices: list[Device] = []
+        req.all_devices = devices
         where = f"claim {kobj(self.claims[req.claim_index])}, request {req.name}"
         for pool in self.pools:
             if pool.incomplete:
@@ -178,14 +179,19 @@ class Search:
                     continue
                 if self.features.consumable_capacity and not self.capacity_fits(req, device):
                     continue
-                req.all_devices.append(device)
+                devices.append(device)
 
-    def _in_use(self, device_id: DeviceID) -> bool:
-        return device_id in self.state.dedicated or bool(self.allocating.get(device_id))
+    def _pool_of(self, device: Device) -> Pool:
+        for pool in self.pools:
+            if pool.driver == device.id[0] and pool.name == device.id[1]:
+                return pool
+        raise AssertionError(f"device {device.id} is in no pool of the node")
 
     # --- counters (DRAPartitionableDevices) --------------------------------------------------
 
     def _available_counters(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
+        if self.available is None:
+            self.available = {}
         available = self.available.get(pool.name)
         if available is None:
             available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
@@ -397,7 +403,7 @@ class Search:
             return _EXCEEDED
         if req.all_mode:
             device = req.all_devices[di]
-            pool = self.pool_by_key[device.id[0], device.id[1]]
+            pool = self._pool_of(device)
             if not self.take(ci, req, device, pool, must=True):
                 return None
             try:
@@ -409,8 +415,13 @@ class Search:
         last = di + 1 >= req.size
         following = ("R", ci, ri + 1)
         candidates = self.candidates
-        selectable = self.selectable
+        known = req.cache  # selectable or not, per device
         consumable = self.features.consumable_capacity
+        # A request without capacity requests fits any device without request policies that
+        # no one else consumes capacity of (each capacity then takes its whole value).
+        no_requests = req.capacity is None
+        consumed_elsewhere = self.state.capacity
+        consumed_here = self.allocating_capacity
         allocating = self.allocating
         dedicated = self.state.dedicated
         admin = req.admin
@@ -422,9 +433,21 @@ class Search:
                     continue
             elif device_id in dedicated or allocating.get(device_id):
                 continue
-            if not selectable(req, device):
+            ok = known.get(device)
+            if ok is None or device.binding:
+                ok = self.selectable(req, device)
+            if not ok:
                 continue
-            if consumable and not self.capacity_fits(req, device):
+            if (
+                consumable
+                and not (
+                    no_requests
+                    and device.capacity_policy is False
+                    and device_id not in consumed_elsewhere
+                    and device_id not in consumed_here
+                )
+                and not self.capacity_fits(req, device)
+            ):
                 continue
             if not self.take(ci, req, device, pool, must=False):
                 continue
