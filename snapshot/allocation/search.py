@@ -92,9 +92,12 @@ class Search:
         self.picks: list[list[Pick]] = []
         self.selected: list[list[int]] = []  # per claim and request: the subrequest chosen
         self.solved = False
-        # Selector results cached on the device depend on whether allowMultipleAllocations
-        # exists (DRAConsumableCapacity): one cache key space per case.
-        self.cel_key = "" if features.consumable_capacity else "\0"
+        # Selector results cached on the device depend on the CEL environment: whether
+        # allowMultipleAllocations exists (DRAConsumableCapacity) and includes() does
+        # (DRAListTypeAttributes). One cache key space per environment.
+        self.cel_key = ("" if features.consumable_capacity else "\0") + (
+            "\1" if features.list_type_attributes else ""
+        )
 
     # --- eligibility -----------------------------------------------------------------------
 
@@ -141,7 +144,7 @@ class Search:
                 f"{who}: selector #{index} on device {'/'.join(device.id)}: CEL runtime error: "
                 f"{exc}"
             ) from exc
-        device.matches[key] = hit  # the list gate only adds includes(): same results otherwise
+        device.matches[key] = hit
         return hit
 
     def capacity_fits(self, req: Request, device: Device) -> bool:
