@@ -128,7 +128,7 @@ def allocate(
         slices = apply_device_taint_rules(slices, rules)
     class_map = _class_map(classes)
     for claim in claims:
-        fields.check_object(claim, "ResourceClaim")
+        fields.check_claim(claim)
     metadata = node.get("metadata") or {}
     node_name = str(metadata.get("name", ""))
     labels = metadata.get("labels") or {}

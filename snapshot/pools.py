@@ -244,20 +244,24 @@ def slice_info(raw: Mapping[str, Any]) -> SliceInfo:
     devices = []
     for d in spec.get("devices") or ():
         taints = d.get("taints")
+        consumes = d.get("consumesCounters") or ()
+        conditions = d.get("bindingConditions")
         devices.append(
             Device(
                 (driver, pool_name, str(d.get("name", ""))),
                 d,
                 info,
                 _blocking(taints) if taints else (),
-                d.get("consumesCounters") or (),
+                consumes,
                 bool(d.get("allowMultipleAllocations")),
-                bool(d.get("bindingConditions")),
+                bool(conditions),
             )
         )
+        if consumes:
+            info.consumes = True
+        if conditions is not None:
+            info.binding = True
     info.devices = devices
-    info.binding = any(d.spec.get("bindingConditions") is not None for d in devices)
-    info.consumes = any(d.consumes for d in devices)
     if len(_slice_cache) >= _SLICE_CACHE_LIMIT:
         _slice_cache.clear()
     _slice_cache[id(raw)] = info
@@ -461,8 +465,10 @@ def gather_pools(
                 _pool_cache.clear()
             _pool_cache[partitionable, tuple(map(id, found))] = (found, pool)
         pools.append(pool)
-    if any(pool.binding for pool in pools):
-        pools.sort(key=lambda pool: pool.binding)  # stable: (driver, pool) order within each
+    for pool in pools:
+        if pool.binding:
+            pools.sort(key=lambda pool: pool.binding)  # stable: (driver, pool) order in each
+            break
     return pools
 
 

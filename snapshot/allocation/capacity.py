@@ -124,8 +124,10 @@ def has_policy(device: Device) -> bool:
     """Whether some capacity of the device has a request policy (cached on the record)."""
     flag = device.capacity_policy
     if flag is None:
-        capacity = device.spec.get("capacity") or {}
-        flag = any((entry or {}).get("requestPolicy") is not None for entry in capacity.values())
+        flag = False
+        for entry in (device.spec.get("capacity") or {}).values():
+            if entry and entry.get("requestPolicy") is not None:
+                flag = True
         device.capacity_policy = flag
     return flag
 

@@ -29,6 +29,7 @@ __all__ = [
     "NO_EFFECT",
     "REFUSED",
     "ROOTS",
+    "check_claim",
     "check_object",
     "check_object_once",
     "check_supported",
@@ -493,6 +494,20 @@ def check_object(obj: Mapping[str, Any], kind: str) -> None:
         return
     problems = [p for p in _problems(obj, kind, None) if p[1].startswith("not implemented")]
     _raise(obj, kind, problems[0])
+
+
+_CLAIM_SPEC_OK: Final = _refused_checker("ResourceClaimSpec")[1]
+
+
+def check_claim(claim: Mapping[str, Any]) -> None:
+    """`check_object` for a ResourceClaim, on the allocator's hot path.
+
+    Raises:
+        AllocationError: as `check_supported`.
+    """
+    spec = claim.get("spec")
+    if spec is not None and not _CLAIM_SPEC_OK(spec):
+        check_object(claim, "ResourceClaim")
 
 
 def check_object_once(obj: Mapping[str, Any], kind: str) -> None:

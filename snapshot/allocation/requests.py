@@ -51,15 +51,18 @@ class Request:
         "admin",
         "all_devices",
         "all_mode",
+        "base_name",
         "cache",
         "capacity",
         "claim_index",
         "class_name",
         "device_class",
+        "full_name",
         "name",
         "parent",
         "selectors",
         "size",
+        "subrequest",
         "tolerations",
     )
 
@@ -77,6 +80,11 @@ class Request:
         self.claim_index = claim_index
         self.name = name  # its own name (the subrequest's, for a subrequest)
         self.parent = parent  # the request holding this subrequest
+        if parent is None:
+            self.base_name, self.subrequest, self.full_name = name, "", name
+        else:
+            # The claim's request name, the subrequest's, and the name results use.
+            self.base_name, self.subrequest, self.full_name = parent, name, f"{parent}/{name}"
         self.class_name = class_name
         self.device_class = device_class
         self.admin = admin
@@ -89,20 +97,6 @@ class Request:
         self.capacity: dict[str, Amount] | None = None  # capacity.requests
         self.all_devices: Sequence[Device] = ()  # "All": the devices it takes
         self.cache: dict[Device, bool] = {}  # selectable or not
-
-    @property
-    def full_name(self) -> str:
-        """The name results use: ``<request>/<subrequest>`` for a subrequest."""
-        return self.name if self.parent is None else f"{self.parent}/{self.name}"
-
-    @property
-    def base_name(self) -> str:
-        """The claim's request name (the parent's, for a subrequest)."""
-        return self.name if self.parent is None else self.parent
-
-    @property
-    def subrequest(self) -> str:
-        return "" if self.parent is None else self.name
 
 
 @dataclass(slots=True, eq=False)

@@ -81,12 +81,16 @@ def _share_id(claim: Obj, n: int, device: tuple[str, str, str]) -> str:
 def _config(search: Search, index: int) -> list[dict[str, Any]]:
     plan = search.plans[index]
     devices = (plan.claim.get("spec") or {}).get("devices") or {}
-    if not devices.get("config") and not any(
-        (req.device_class.get("spec") or {}).get("config")
-        for slot in plan.slots
-        for req in slot.alternatives
-    ):
-        return []
+    if not devices.get("config"):
+        for slot in plan.slots:
+            for req in slot.alternatives:
+                if (req.device_class.get("spec") or {}).get("config"):
+                    break
+            else:
+                continue
+            break
+        else:
+            return []  # neither the claim nor its classes have config
     chosen = [
         slot.alternatives[search.selected[index][ri] if slot.prioritized else 0]
         for ri, slot in enumerate(plan.slots)

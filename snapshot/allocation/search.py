@@ -126,14 +126,12 @@ class Search:
         if hit is not None:
             return hit
         features = self.features
-        if from_class:
-            who = f"class {req.class_name}"
-        else:
-            who = f"claim {kobj(self.claims[req.claim_index])}"
         try:
             program = cel.compile(expression, list_type_attributes=features.list_type_attributes)
         except AllocationError as exc:
-            raise AllocationError(f"{who}: selector #{index}: CEL compile error: {exc}") from exc
+            raise AllocationError(
+                f"{self._who(req, from_class)}: selector #{index}: CEL compile error: {exc}"
+            ) from exc
         try:
             if features.consumable_capacity:
                 hit = cel.evaluate(program, device.activation())
@@ -141,11 +139,17 @@ class Search:
                 hit = cel.evaluate(program, device.activation(), consumable_capacity=False)
         except AllocationError as exc:
             raise AllocationError(
-                f"{who}: selector #{index} on device {'/'.join(device.id)}: CEL runtime error: "
-                f"{exc}"
+                f"{self._who(req, from_class)}: selector #{index} on device "
+                f"{'/'.join(device.id)}: CEL runtime error: {exc}"
             ) from exc
         device.matches[key] = hit
         return hit
+
+    def _who(self, req: Request, from_class: bool) -> str:
+        """Whose selector it is, as upstream's messages say."""
+        if from_class:
+            return f"class {req.class_name}"
+        return f"claim {kobj(self.claims[req.claim_index])}"
 
     def capacity_fits(self, req: Request, device: Device) -> bool:
         """``CmpRequestOverCapacity`` against the allocated state and this attempt."""

@@ -26,6 +26,7 @@ __all__ = ["AllocatedState", "allocated_state"]
 
 _EMPTY: frozenset[Any] = frozenset()
 _SET_TYPES: tuple[type, ...] = (set, frozenset, type({}.keys()))
+_NO_CAPACITY: Mapping[tuple[str, ...], Mapping[str, Fraction]] = {}
 
 
 class AllocatedState:
@@ -67,6 +68,12 @@ def allocated_state(
         AllocationError: a consumed capacity is not a quantity.
         ValueError: an entry does not have the expected shape.
     """
+    if (
+        not allocated_shared_devices
+        and not allocated_capacity
+        and type(allocated_devices) in _SET_TYPES
+    ):
+        return AllocatedState(allocated_devices, _EMPTY, _NO_CAPACITY)  # type: ignore[arg-type]
     dedicated: Container[tuple[str, ...]]
     if type(allocated_devices) in _SET_TYPES or isinstance(allocated_devices, AbstractSet):
         # Already a set of tuples: no copy on the hot path.
