@@ -22,7 +22,8 @@ Implemented, each behind its gate as upstream does:
   skipped and counter-consuming devices never allocated);
 - device taints (NoSchedule/NoExecute) and request tolerations, copied into the result
   (DRADeviceTaints; off: taints are ignored); DeviceTaintRules (`snapshot.taint_rules`,
-  DRADeviceTaintRules);
+  DRADeviceTaintRules, off by default in 1.36: rules given with the gate off are an error
+  rather than silently ignored);
 - consumable capacity: ``allowMultipleAllocations``, ``capacity.requests``, request policies,
   ``consumedCapacity`` and ``shareID`` in the result (DRAConsumableCapacity; off: capacity
   requests are an error, multi-allocatable devices are dedicated);
@@ -36,9 +37,16 @@ Fields of ``resource.k8s.io/v1`` that could change an allocation and are not imp
 (newer than 1.36, or alpha and unimplemented) are refused by name (`snapshot.allocation.fields`),
 so nothing is silently ignored.
 
+Where upstream's bookkeeping decides an answer, it is kept, so that drasnap answers what the
+scheduler would: available counters are keyed by pool name only; counters taken by a device
+that a taint, a constraint or its capacity then refuses stay taken for the rest of the
+attempt; ``distinctAttribute`` remembers one value per request name (see
+`snapshot.allocation.search` and `snapshot.allocation.constraints`).
+
 Performance: CEL programs are compiled once per expression text, each device's CEL activation
-is built once, and selector results are cached per (device, expression) across calls. This
-relies on ResourceSlice dicts never being mutated after creation (see `snapshot.pools`).
+is built once, selector results are cached per (device, expression, CEL environment) across
+calls, and a pool is built once per set of slices. This relies on ResourceSlice and
+DeviceClass dicts never being mutated after creation (see `snapshot.pools`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ Paraphrases ``allocateOne`` and ``allocateDevice`` of
 
 Upstream's order of checks is kept, including what it leaves behind when a device is refused
 after its counters were taken (a taint, a constraint, capacity): those counters stay taken for
-the rest of the search, as in the scheduler.
+the rest of the search, as in the scheduler. Counters are also kept per pool *name*, as
+upstream keys them (``availableCounters``, ``consumedCounters``): the first pool of a name to
+be looked at decides which counter sets are checked for every pool of that name.
 
 The search is iterative: each frame is a generator that yields the next position after each
 choice and undoes that choice when resumed or closed, so deep searches need no recursion.
