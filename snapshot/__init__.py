@@ -12,6 +12,8 @@ API server refuses), ``conversion`` (older ``resource.k8s.io`` versions to v1), 
 sees them).
 """
 
+from snapshot.allocation.fields import check_supported, unsupported_fields
+from snapshot.allocation.ignored import ignored_fields
 from snapshot.allocator import allocate
 from snapshot.cluster import ClusterSnapshot
 from snapshot.conversion import convert_to_v1
@@ -24,12 +26,20 @@ from snapshot.dra_listers import (
 from snapshot.errors import (
     AllocationError,
     AlreadyTrackedError,
+    FeatureGateError,
     ManifestError,
     NotFoundError,
     ObjectValidationError,
     ReservationError,
     SchedulingError,
     SnapshotError,
+)
+from snapshot.features import (
+    FEATURE_GATES,
+    KUBERNETES_VERSION,
+    FeatureGate,
+    parse_feature_gates,
+    resolve_feature_gates,
 )
 from snapshot.history import (
     AllocatedDevice,
@@ -48,6 +58,7 @@ from snapshot.kinds import (
     object_key,
 )
 from snapshot.manifests import Manifests, load_manifests, parse_manifests
+from snapshot.taint_rules import apply_device_taint_rules
 from snapshot.validation import as_model, validate
 
 __all__ = [
@@ -61,22 +72,32 @@ __all__ = [
     "SLICE_KIND",
     "DeviceClassLister",
     "DraSnapshot",
+    "FEATURE_GATES",
+    "FeatureGate",
+    "KUBERNETES_VERSION",
     "Manifests",
     "ResourceClaimTracker",
     "ResourceSliceLister",
     "allocate",
     "allocation_history",
+    "apply_device_taint_rules",
     "convert_to_v1",
     "key_of",
     "object_key",
     "as_model",
+    "check_supported",
+    "ignored_fields",
     "load_manifests",
     "parse_manifests",
     "parse_device",
+    "parse_feature_gates",
+    "resolve_feature_gates",
     "summarize_claims",
+    "unsupported_fields",
     "validate",
     "AllocationError",
     "AlreadyTrackedError",
+    "FeatureGateError",
     "ManifestError",
     "NotFoundError",
     "ObjectValidationError",

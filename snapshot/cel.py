@@ -4,14 +4,19 @@ The engine is ``cel-expr-python`` (Google's C++ CEL with a type checker; see ``d
 the measured comparison). This module adds what Kubernetes' ``dynamic-resource-allocation/cel``
 package declares:
 
-- the variable ``device`` with ``driver``, ``allowMultipleAllocations``,
+- the variable ``device`` with ``driver``, ``allowMultipleAllocations`` (only with the
+  DRAConsumableCapacity gate: without it the field does not exist),
   ``attributes[domain][id]`` and ``capacity[domain][id]``; unqualified attribute and capacity
   names belong to the driver's domain; ``version`` attributes are semantic versions and
-  capacities are quantities;
+  capacities are quantities; list-typed attributes (``ints``, ``bools``, ``strings``,
+  ``versions``) are CEL lists, as upstream converts them whatever the gates say;
+- with the DRAListTypeAttributes gate, the member function ``includes()``: ``list.includes(x)``
+  is membership (lists of at most 48 values), ``scalar.includes(x)`` is equality;
 - the Kubernetes extras ``quantity()``, ``isQuantity()``, ``semver()``, ``isSemver()`` and the
   methods ``compareTo``, ``isGreaterThan``, ``isLessThan``, ``add``, ``sub``, ``asInteger``,
   ``asApproximateFloat``, ``isInteger``, ``sign``, ``major``, ``minor``, ``patch``, plus the
-  cel-go ``strings``, optional (``.?``/``orValue``) and ``cel.bind`` extensions.
+  cel-go ``strings``, optional (``.?``/``orValue``) and ``cel.bind`` extensions (the
+  functions themselves live in `snapshot.cel_library`).
 
 How the gaps of the engine are closed, and what is left:
 
@@ -32,8 +37,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from fractions import Fraction
-from functools import lru_cache
 from typing import Any
 
 from cel_expr_python import cel as _cel  # type: ignore[import-untyped]
@@ -43,18 +46,15 @@ from cel_expr_python.ext import (  # type: ignore[import-untyped]
     ext_strings,
 )
 
+from snapshot.cel_library import function_decls, quantity_value, semver_value
 from snapshot.errors import AllocationError, ObjectValidationError
 from snapshot.quantity import Quantity
 from snapshot.semver import Semver
 
 __all__ = ["DeviceActivation", "Program", "compile", "device_activation", "evaluate"]
 
-_QUANTITY = "kubernetes.Quantity"
-_SEMVER = "kubernetes.Semver"
 _T = _cel.Type
 _BOOL, _DYN, _ERROR = _T.BOOL, _T.DYN, _T.ERROR
-# The carrier type of quantities and semvers (see the module docstring).
-_K = _T.Map(_T.STRING, _T.DYN)
 
 _LITERAL_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'')
 _DOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -66,168 +66,20 @@ _MISSING_KEY_RE = re.compile(r'Key not found in map : "(.*)"', re.DOTALL)
 _STATUS_PREFIX_RE = re.compile(r"^[A-Z_]+: ")
 
 
-# --- carriers -------------------------------------------------------------------------------
+def _env(list_type_attributes: bool) -> Any:
+    return _cel.NewEnv(
+        variables={"device": _T.Map(_T.STRING, _T.DYN)},
+        functions=function_decls(list_type_attributes),
+        extensions=[
+            ext_bindings.ExtBindings(),
+            ext_optional.ExtOptional(),
+            ext_strings.ExtStrings(),
+        ],
+    )
 
 
-def _quantity_value(q: Quantity) -> dict[str, str]:
-    return {_QUANTITY: f"{q.value.numerator}/{q.value.denominator}"}
-
-
-def _semver_value(v: Semver) -> dict[str, str]:
-    return {_SEMVER: str(v)}
-
-
-@lru_cache(maxsize=4096)
-def _quantity_from(text: str) -> Quantity:
-    num, _, den = text.partition("/")
-    return Quantity(Fraction(int(num), int(den)))
-
-
-def _unwrap(value: Any) -> Quantity | Semver:
-    if isinstance(value, dict) and len(value) == 1:
-        if _QUANTITY in value:
-            return _quantity_from(value[_QUANTITY])
-        if _SEMVER in value:
-            return Semver.parse(value[_SEMVER])
-    raise AllocationError("no such overload: expected a quantity or a semver")
-
-
-def _same_kind(a: Any, b: Any) -> tuple[Any, Any]:
-    x, y = _unwrap(a), _unwrap(b)
-    if type(x) is not type(y):
-        raise AllocationError(f"no such overload: {type(x).__name__} and {type(y).__name__}")
-    return x, y
-
-
-def _quantity(value: Any) -> Quantity:
-    q = _unwrap(value)
-    if not isinstance(q, Quantity):
-        raise AllocationError("no such overload: expected a quantity")
-    return q
-
-
-def _semver(value: Any) -> Semver:
-    v = _unwrap(value)
-    if not isinstance(v, Semver):
-        raise AllocationError("no such overload: expected a semver")
-    return v
-
-
-# --- the Kubernetes extras (named functions: the engine calls them by reference) -------------
-
-
-def _fn_quantity(text: str) -> dict[str, str]:
-    return _quantity_value(Quantity.parse(text))
-
-
-def _fn_is_quantity(text: str) -> bool:
-    return Quantity.is_valid(text)
-
-
-def _fn_semver(text: str, normalize: bool = False) -> dict[str, str]:
-    return _semver_value(Semver.parse(text, normalize=normalize))
-
-
-def _fn_is_semver(text: str, normalize: bool = False) -> bool:
-    return Semver.is_valid(text, normalize=normalize)
-
-
-def _fn_compare_to(a: Any, b: Any) -> int:
-    x, y = _same_kind(a, b)
-    return int(x.compare(y))
-
-
-def _fn_is_greater_than(a: Any, b: Any) -> bool:
-    return _fn_compare_to(a, b) > 0
-
-
-def _fn_is_less_than(a: Any, b: Any) -> bool:
-    return _fn_compare_to(a, b) < 0
-
-
-def _fn_add(a: Any, b: Any) -> dict[str, str]:
-    return _quantity_value(_quantity(a).add(b if isinstance(b, int) else _quantity(b)))
-
-
-def _fn_sub(a: Any, b: Any) -> dict[str, str]:
-    return _quantity_value(_quantity(a).sub(b if isinstance(b, int) else _quantity(b)))
-
-
-def _fn_sign(a: Any) -> int:
-    return _quantity(a).sign()
-
-
-def _fn_is_integer(a: Any) -> bool:
-    return _quantity(a).is_integer()
-
-
-def _fn_as_integer(a: Any) -> int:
-    return _quantity(a).as_integer()
-
-
-def _fn_as_approximate_float(a: Any) -> float:
-    return _quantity(a).as_approximate_float()
-
-
-def _fn_major(a: Any) -> int:
-    return _semver(a).major
-
-
-def _fn_minor(a: Any) -> int:
-    return _semver(a).minor
-
-
-def _fn_patch(a: Any) -> int:
-    return _semver(a).patch
-
-
-def _function_decls() -> list[Any]:
-    o, f = _cel.Overload, _cel.FunctionDecl
-    s, b, i = _T.STRING, _T.BOOL, _T.INT
-
-    def member(name: str, result: Any, impl: Any, *params: Any, suffix: str = "") -> Any:
-        return o(f"kubernetes_{name}{suffix}", result, [_K, *params], is_member=True, impl=impl)
-
-    return [
-        f("quantity", [o("kubernetes_quantity_string", _K, [s], impl=_fn_quantity)]),
-        f("isQuantity", [o("kubernetes_isQuantity_string", b, [s], impl=_fn_is_quantity)]),
-        f(
-            "semver",
-            [
-                o("kubernetes_semver_string", _K, [s], impl=_fn_semver),
-                o("kubernetes_semver_string_bool", _K, [s, b], impl=_fn_semver),
-            ],
-        ),
-        f(
-            "isSemver",
-            [
-                o("kubernetes_isSemver_string", b, [s], impl=_fn_is_semver),
-                o("kubernetes_isSemver_string_bool", b, [s, b], impl=_fn_is_semver),
-            ],
-        ),
-        f("compareTo", [member("compareTo", i, _fn_compare_to, _K)]),
-        f("isGreaterThan", [member("isGreaterThan", b, _fn_is_greater_than, _K)]),
-        f("isLessThan", [member("isLessThan", b, _fn_is_less_than, _K)]),
-        f("add", [member("add", _K, _fn_add, _K), member("add", _K, _fn_add, i, suffix="_int")]),
-        f("sub", [member("sub", _K, _fn_sub, _K), member("sub", _K, _fn_sub, i, suffix="_int")]),
-        f("sign", [member("sign", i, _fn_sign)]),
-        f("isInteger", [member("isInteger", b, _fn_is_integer)]),
-        f("asInteger", [member("asInteger", i, _fn_as_integer)]),
-        f(
-            "asApproximateFloat",
-            [member("asApproximateFloat", _T.DOUBLE, _fn_as_approximate_float)],
-        ),
-        f("major", [member("major", i, _fn_major)]),
-        f("minor", [member("minor", i, _fn_minor)]),
-        f("patch", [member("patch", i, _fn_patch)]),
-    ]
-
-
-_ENV = _cel.NewEnv(
-    variables={"device": _T.Map(_T.STRING, _T.DYN)},
-    functions=_function_decls(),
-    extensions=[ext_bindings.ExtBindings(), ext_optional.ExtOptional(), ext_strings.ExtStrings()],
-)
+_ENV = _env(False)
+_ENV_LISTS: Any = None  # DRAListTypeAttributes adds includes(): built on first use
 
 
 # --- programs -------------------------------------------------------------------------------
@@ -254,10 +106,13 @@ class Program:
 
 _PROGRAM_CACHE_LIMIT = 10_000
 _programs: dict[str, Program | AllocationError] = {}
+_programs_lists: dict[str, Program | AllocationError] = {}
 
 
-def compile(expression: str) -> Program:
+def compile(expression: str, *, list_type_attributes: bool = False) -> Program:
     """Compile a selector once; later calls with the same text return the cached result.
+
+    ``list_type_attributes`` is the DRAListTypeAttributes gate: it declares ``includes()``.
 
     >>> compile('device.driver == "gpu.example.com"').driver
     'gpu.example.com'
@@ -266,21 +121,29 @@ def compile(expression: str) -> Program:
         AllocationError: the expression does not compile, or its type is neither bool nor dyn
             (message like cel-go's: ``compilation failed: ERROR: <input>:1:1: ...``).
     """
-    cached = _programs.get(expression)
+    programs = _programs_lists if list_type_attributes else _programs
+    cached = programs.get(expression)
     if cached is None:
-        cached = _compile(expression)
-        if len(_programs) >= _PROGRAM_CACHE_LIMIT:
-            _programs.clear()  # distinct selector texts are few in practice; this is a backstop
-        _programs[expression] = cached
+        cached = _compile(expression, _lists_env() if list_type_attributes else _ENV)
+        if len(programs) >= _PROGRAM_CACHE_LIMIT:
+            programs.clear()  # distinct selector texts are few in practice; this is a backstop
+        programs[expression] = cached
     if isinstance(cached, AllocationError):
         raise AllocationError(str(cached))
     return cached
 
 
-def _compile(expression: str) -> Program | AllocationError:
+def _lists_env() -> Any:
+    global _ENV_LISTS
+    if _ENV_LISTS is None:
+        _ENV_LISTS = _env(True)
+    return _ENV_LISTS
+
+
+def _compile(expression: str, env: Any) -> Program | AllocationError:
     fast = _DRIVER_EQ_RE.fullmatch(expression)
     try:
-        compiled = _ENV.compile(expression)
+        compiled = env.compile(expression)
     except RuntimeError as exc:
         text = _STATUS_PREFIX_RE.sub("", str(exc), count=1).removesuffix(" [INVALID_ARGUMENT]")
         return AllocationError(f"compilation failed: {text}")
@@ -302,8 +165,9 @@ def _compile(expression: str) -> Program | AllocationError:
 
 # --- activations ----------------------------------------------------------------------------
 
-_SCALAR_KEYS = ("int", "bool", "string", "version")
+_SCALAR_KEYS = ("int", "bool", "string", "version")  # upstream's order
 _LIST_KEYS = ("ints", "bools", "strings", "versions")
+_ALL_KEYS = frozenset(_SCALAR_KEYS + _LIST_KEYS)
 
 
 def _split(name: str, driver: str) -> tuple[str, str]:
@@ -314,8 +178,8 @@ def _split(name: str, driver: str) -> tuple[str, str]:
 class DeviceActivation:
     """The ``device`` variable of one device, converted once and reused for every selector.
 
-    Conversion problems (an invalid version, a list-typed attribute) do not raise here: like
-    upstream, they surface as a runtime error of every selector evaluated on the device.
+    Conversion problems (an invalid version, an attribute without a value) do not raise here:
+    like upstream, they surface as a runtime error of every selector evaluated on the device.
     """
 
     __slots__ = ("_activations", "_attributes", "_capacity", "_device", "driver", "error")
@@ -329,7 +193,7 @@ class DeviceActivation:
     ) -> None:
         self.driver = driver
         self.error: str | None = None
-        self._activations: dict[frozenset[str], Any] = {}
+        self._activations: dict[tuple[frozenset[str], bool], Any] = {}
         self._attributes: dict[str, dict[str, Any]] = {}
         self._capacity: dict[str, dict[str, Any]] = {}
         try:
@@ -338,7 +202,7 @@ class DeviceActivation:
                 self._attributes.setdefault(domain, {})[ident] = _attribute_value(name, attribute)
             for name, entry in capacity.items():
                 domain, ident = _split(name, driver)
-                value = _quantity_value(Quantity.parse(str(entry.get("value", ""))))
+                value = quantity_value(Quantity.parse(str(entry.get("value", ""))))
                 self._capacity.setdefault(domain, {})[ident] = value
         except ObjectValidationError as exc:
             self.error = str(exc)
@@ -349,34 +213,47 @@ class DeviceActivation:
             "capacity": self._capacity,
         }
 
-    def _activation(self, domains: frozenset[str]) -> Any:
-        activation = self._activations.get(domains)
+    def _activation(self, domains: frozenset[str], multi_field: bool) -> Any:
+        activation = self._activations.get((domains, multi_field))
         if activation is None:
             extra = domains | {self.driver}
             device = dict(self._device)
+            if not multi_field:
+                del device["allowMultipleAllocations"]
             device["attributes"] = {**{d: {} for d in extra}, **self._attributes}
             device["capacity"] = {**{d: {} for d in extra}, **self._capacity}
             activation = _ENV.Activation({"device": device})
-            self._activations[domains] = activation
+            self._activations[(domains, multi_field)] = activation
         return activation
 
 
+def _semver_carrier(name: str, value: object) -> dict[str, str]:
+    try:
+        return semver_value(Semver.parse(str(value)))
+    except ObjectValidationError as exc:
+        raise ObjectValidationError(f"attribute {name}: parse semantic version: {exc}") from exc
+
+
 def _attribute_value(name: str, attribute: Mapping[str, Any]) -> Any:
+    if len(attribute) == 1:  # the valid case: exactly one of the eight fields
+        for key, value in attribute.items():
+            if value is not None and key in _ALL_KEYS:
+                if key == "version":
+                    return _semver_carrier(name, value)
+                if key == "versions":
+                    return [_semver_carrier(name, v) for v in value]
+                return list(value) if key in _LIST_KEYS else value
+    # Upstream's order (cel/compile.go getAttributeValue): lists first, then scalars.
+    for key in _LIST_KEYS:
+        values = attribute.get(key)
+        if values is not None:
+            if key == "versions":
+                return [_semver_carrier(name, v) for v in values]
+            return list(values)
     for key in _SCALAR_KEYS:
-        if key in attribute and attribute[key] is not None:
-            value = attribute[key]
-            if key == "version":
-                try:
-                    return _semver_value(Semver.parse(str(value)))
-                except ObjectValidationError as exc:
-                    raise ObjectValidationError(
-                        f"attribute {name}: parse semantic version: {exc}"
-                    ) from exc
-            return value
-    if any(key in attribute for key in _LIST_KEYS):
-        raise ObjectValidationError(
-            f"attribute {name}: list-typed attributes are not supported yet"
-        )
+        value = attribute.get(key)
+        if value is not None:
+            return _semver_carrier(name, value) if key == "version" else value
     raise ObjectValidationError(f"attribute {name}: unsupported attribute value")
 
 
@@ -395,8 +272,13 @@ def device_activation(
     return DeviceActivation(driver, attributes or {}, capacity or {}, allow_multiple_allocations)
 
 
-def evaluate(program: Program, activation: DeviceActivation) -> bool:
+def evaluate(
+    program: Program, activation: DeviceActivation, *, consumable_capacity: bool = True
+) -> bool:
     """Evaluate a compiled selector against one device.
+
+    ``consumable_capacity`` is the DRAConsumableCapacity gate: without it the device has no
+    ``allowMultipleAllocations`` field.
 
     Raises:
         AllocationError: a runtime error (unknown key, bad argument, a device attribute that
@@ -406,7 +288,7 @@ def evaluate(program: Program, activation: DeviceActivation) -> bool:
         raise AllocationError(activation.error)
     if program.driver is not None:
         return activation.driver == program.driver
-    result = program._compiled.eval(activation._activation(program.domains))
+    result = program._compiled.eval(activation._activation(program.domains, consumable_capacity))
     kind = result.type()
     if kind == _BOOL:
         return bool(result.value())

@@ -9,6 +9,7 @@ The tree::
     ├── AlreadyTrackedError            adding something that is already there
     ├── ReservationError               a claim cannot take one more reservation
     ├── AllocationError                the allocator hit what upstream treats as an error
+    ├── FeatureGateError               an unknown feature gate or a bad --feature-gates value
     └── SchedulingError                a pod cannot be placed (cluster snapshot)
 
 Messages follow cluster-autoscaler's wording where it has one (spec §2-§3), and name the
@@ -67,7 +68,37 @@ class ReservationError(SnapshotError):
 
 
 class AllocationError(SnapshotError):
-    """The allocator hit what upstream treats as an error (bad CEL, unknown class, ...)."""
+    """The allocator hit what upstream treats as an error (bad CEL, unknown class, ...), or an
+    input uses a field drasnap does not implement.
+
+    For the latter, ``kind``, ``name`` and ``field`` (a wire path such as
+    ``spec.devices[0].nodeAllocatableResources``) say which object and field; otherwise they
+    are None.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str | None = None,
+        name: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
+        self.field = field
+
+
+class FeatureGateError(SnapshotError, ValueError):
+    """An unknown feature gate, a value that is not a bool, or bad ``--feature-gates`` syntax.
+
+    ``gate`` names the gate concerned (as written by the user).
+    """
+
+    def __init__(self, message: str, *, gate: str | None = None) -> None:
+        super().__init__(message)
+        self.gate = gate
 
 
 class SchedulingError(SnapshotError):

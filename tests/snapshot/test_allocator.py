@@ -295,39 +295,80 @@ def test_cel_errors_name_the_selector_and_device(example: dict[str, Obj]) -> Non
 
 
 @pytest.mark.parametrize(
-    ("change", "message"),
+    ("change", "gates", "message"),
     [
         (
             lambda c: c["spec"]["devices"]["requests"][0].update(
                 {"firstAvailable": [{"name": "x", "deviceClassName": GPU}]}
             ),
-            "claim ml/a, request gpus: prioritized lists (firstAvailable) are not supported yet",
-        ),
-        (
-            lambda c: c["spec"]["devices"].update({"constraints": [{"distinctAttribute": "x/y"}]}),
-            "claim ml/a, constraint #0: distinctAttribute constraints are not supported yet",
+            {"DRAPrioritizedList": False},
+            "claim ml/a, request gpus: has subrequests, but the DRAPrioritizedList feature is "
+            "disabled",
         ),
         (
             lambda c: c["spec"]["devices"]["requests"][0]["exactly"].update(
-                {"tolerations": [{"operator": "Exists"}]}
+                {"capacity": {"requests": {"memory": "1Gi"}}}
             ),
-            "claim ml/a, request gpus: tolerations (tolerations) are not supported yet",
+            {"DRAConsumableCapacity": False},
+            "claim ml/a, request gpus: has capacity requests, but the DRAConsumableCapacity "
+            "feature is disabled",
+        ),
+        (
+            lambda c: c["spec"]["devices"]["requests"][0]["exactly"].update({"adminAccess": False}),
+            {"DRAAdminAccess": False},
+            "claim ml/a, request gpus: admin access is requested, but the feature is disabled",
         ),
         (
             lambda c: c["spec"]["devices"].update({"constraints": [{}]}),
+            {},
             "claim ml/a, constraint #0: empty constraint (unsupported constraint type?)",
         ),
+        (
+            lambda c: c["spec"]["devices"]["requests"][0]["exactly"].update(
+                {"derivedAttributes": [{"name": "x", "expression": "1"}]}
+            ),
+            {},
+            "ResourceClaim ml/a: spec.devices.requests[0].exactly.derivedAttributes: not "
+            "implemented by drasnap: derived attributes (DRADerivedAttributes, after Kubernetes "
+            "1.36)",
+        ),
+    ],
+    ids=[
+        "prioritized-list-off",
+        "consumable-capacity-off",
+        "admin-access-off",
+        "empty-constraint",
+        "refused-field",
     ],
 )
-def test_unsupported_features_are_errors(
-    example: dict[str, Obj], change: Any, message: str
+def test_claims_using_what_is_off_or_missing_are_errors(
+    example: dict[str, Obj], change: Any, gates: dict[str, bool], message: str
 ) -> None:
     request = claim("a")
     change(request)
     slices = [gpu_slice(example, "node-a", gpus=1)]
     with pytest.raises(AllocationError) as info:
-        allocate(node("node-a"), [request], classes=[example["class"]], slices=slices)
+        allocate(
+            node("node-a"), [request], classes=[example["class"]], slices=slices, features=gates
+        )
     assert str(info.value) == message
+
+
+def test_a_slice_with_a_refused_field_is_an_error_naming_it(example: dict[str, Obj]) -> None:
+    slice_ = gpu_slice(example, "node-a", gpus=2)
+    slice_["spec"]["devices"][1]["nodeAllocatableResources"] = {"cpu": {"quantity": "1"}}
+    with pytest.raises(AllocationError) as info:
+        allocate(node("node-a"), [claim("a")], classes=[example["class"]], slices=[slice_])
+    assert info.value.kind == "ResourceSlice"
+    assert info.value.field == "spec.devices[1].nodeAllocatableResources"
+    assert str(info.value).startswith(
+        f"ResourceSlice node-a-{GPU}-x1: spec.devices[1].nodeAllocatableResources: not "
+        "implemented by drasnap"
+    )
+    # A slice that no pool of the node uses is never looked at, as upstream.
+    assert allocate(node("node-b"), [claim("a")], classes=[example["class"]], slices=[slice_]) is (
+        None
+    )
 
 
 def test_inputs_are_not_mutated(example: dict[str, Obj]) -> None:
@@ -364,3 +405,124 @@ def test_selector_results_are_cached_across_calls(
         assert result is not None
         assert devices(result[0]) == ["gpu-6", "gpu-7"]
     assert len(calls) == 16  # class + request selector, 8 GPUs, evaluated once
+
+
+# --- the allocated state (upstream's AllocatedState) --------------------------------------------
+
+NIC = "nic.example.com"
+NIC_CLASS = {
+    "metadata": {"name": "nic"},
+    "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{NIC}'"}}]},
+}
+NIC_SLICE = {
+    "metadata": {"name": "nics"},
+    "spec": {
+        "driver": NIC,
+        "nodeName": "node-a",
+        "pool": {"name": "node-a", "generation": 1, "resourceSliceCount": 1},
+        "devices": [
+            {
+                "name": "nic-0",
+                "allowMultipleAllocations": True,
+                "capacity": {"bw": {"value": "10G"}},
+            }
+        ],
+    },
+}
+
+
+def nic_claim(name: str, bandwidth: str) -> Obj:
+    request = {
+        "name": "net",
+        "exactly": {"deviceClassName": "nic", "capacity": {"requests": {"bw": bandwidth}}},
+    }
+    return {
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"devices": {"requests": [request]}},
+    }
+
+
+@pytest.mark.parametrize(
+    "allocated_capacity",
+    [
+        [(NIC, "node-a", "nic-0", {"bw": "4G"}), (NIC, "node-a", "nic-0", {"bw": "3G"})],
+        [{"driver": NIC, "pool": "node-a", "device": "nic-0", "consumedCapacity": {"bw": "7G"}}],
+        {(NIC, "node-a", "nic-0"): {"bw": "7000M"}},
+    ],
+    ids=["tuples-add-up", "dicts", "mapping"],
+)
+def test_capacity_other_claims_consume_is_taken_into_account(allocated_capacity: Any) -> None:
+    kwargs: Any = {
+        "classes": [NIC_CLASS],
+        "slices": [NIC_SLICE],
+        "allocated_capacity": allocated_capacity,
+    }
+    assert allocate(node("node-a"), [nic_claim("a", "4G")], **kwargs) is None  # 7G + 4G > 10G
+    (result,) = allocate(node("node-a"), [nic_claim("a", "3G")], **kwargs) or []
+    (entry,) = result["devices"]["results"]
+    assert entry["consumedCapacity"] == {"bw": "3G"}
+    assert "shareID" in entry
+
+
+def test_share_ids_are_deterministic_and_distinct_per_share() -> None:
+    claims = [nic_claim("a", "3G"), nic_claim("b", "3G")]
+    first = allocate(node("node-a"), claims, classes=[NIC_CLASS], slices=[NIC_SLICE])
+    again = allocate(node("node-a"), claims, classes=[NIC_CLASS], slices=[NIC_SLICE])
+    assert first is not None and first == again
+    ids = [r["devices"]["results"][0]["shareID"] for r in first]
+    assert len(set(ids)) == 2
+    assert all(len(i) == 36 for i in ids)  # UUIDs, as upstream's
+
+
+def test_a_device_shared_elsewhere_consumes_its_counters() -> None:
+    """Shared allocations count as allocated for counters (upstream's IsDeviceAllocated)."""
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    lanes = [{"counterSet": "port", "counters": {"lanes": {"value": "4"}}}]
+    devices = {
+        "metadata": {"name": "nics"},
+        "spec": {
+            "driver": NIC,
+            "nodeName": "node-a",
+            "pool": pool,
+            "devices": [
+                {"name": "nic-0", "allowMultipleAllocations": True, "consumesCounters": lanes},
+                {"name": "nic-1", "consumesCounters": lanes},
+            ],
+        },
+    }
+    counters = {
+        "metadata": {"name": "counters"},
+        "spec": {
+            "driver": NIC,
+            "nodeName": "node-a",
+            "pool": pool,
+            "sharedCounters": [{"name": "port", "counters": {"lanes": {"value": "4"}}}],
+        },
+    }
+    dedicated = {"cel": {"expression": "!device.allowMultipleAllocations"}}
+    request = {"name": "net", "exactly": {"deviceClassName": "nic", "selectors": [dedicated]}}
+    plain = {
+        "metadata": {"name": "p", "namespace": "ml"},
+        "spec": {"devices": {"requests": [request]}},
+    }
+    kwargs: Any = {"classes": [NIC_CLASS], "slices": [devices, counters]}
+    assert allocate(node("node-a"), [plain], **kwargs) is not None
+    shared = [(NIC, "node-a", "nic-0", "6f2a5d0c-0000-0000-0000-000000000000")]
+    assert allocate(node("node-a"), [plain], **kwargs, allocated_shared_devices=shared) is None
+
+
+def test_selector_results_cached_with_one_gate_do_not_leak_to_another(
+    example: dict[str, Obj],
+) -> None:
+    """includes() exists only with DRAListTypeAttributes: a result cached with the gate on must
+    not answer for a call with the gate off."""
+    slices = [gpu_slice(example, "node-a", gpus=2)]
+    expression = f"device.attributes['{GPU}'].index.includes(1)"
+    picky = claim("a", selectors=[{"cel": {"expression": expression}}])
+    lists_on = {"DRAListTypeAttributes": True}
+    result = allocate(
+        node("node-a"), [picky], classes=[example["class"]], slices=slices, features=lists_on
+    )
+    assert result is not None and devices(result[0]) == ["gpu-1"]
+    with pytest.raises(AllocationError, match="undeclared reference to 'includes'"):
+        allocate(node("node-a"), [picky], classes=[example["class"]], slices=slices)

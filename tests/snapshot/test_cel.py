@@ -231,9 +231,10 @@ def test_runtime_errors_raise(expression: str, message: str, gpu0: cel.DeviceAct
     ("attributes", "message"),
     [
         ({"v": {"version": "1.0"}}, "attribute v: parse semantic version"),
-        ({"l": {"ints": [1, 2]}}, "attribute l: list-typed attributes are not supported yet"),
+        ({"l": {"versions": ["1.0.0", "2"]}}, "attribute l: parse semantic version"),
         ({"e": {}}, "attribute e: unsupported attribute value"),
     ],
+    ids=["version", "version-in-list", "no-value"],
 )
 def test_unconvertible_attribute_fails_every_selector(
     attributes: dict[str, dict[str, object]], message: str
@@ -242,3 +243,46 @@ def test_unconvertible_attribute_fails_every_selector(
     for expression in (f'device.driver == "{GPU}"', "true"):
         with pytest.raises(AllocationError, match=message):
             run(expression, device)
+
+
+LISTS = {
+    "ints": {"ints": [1, 2]},
+    "strings": {"strings": ["a", "b"]},
+    "versions": {"versions": ["1.0.0", "2.1.0"]},
+    "bools": {"bools": [True]},
+    "scalar": {"int": 3},
+}
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        (f"{G}.ints.includes(2)", True),
+        (f"{G}.ints.includes(3)", False),
+        (f'{G}.strings.includes("b")', True),
+        (f'{G}.versions.includes(semver("2.1.0"))', True),
+        (f"{G}.bools.includes(1)", False),  # a bool is never a number
+        (f"{G}.scalar.includes(3)", True),  # a scalar includes itself
+        (f"size({G}.ints) == 2 && {G}.ints[0] == 1", True),
+        (f'{G}.strings.exists(s, s == "a")', True),
+    ],
+)
+def test_list_attributes_are_lists_and_includes_needs_the_gate(
+    expression: str, expected: bool
+) -> None:
+    """List-typed attributes are CEL lists whatever the gates (upstream converts them always);
+    ``includes()`` exists only with DRAListTypeAttributes."""
+    device = cel.device_activation(GPU, LISTS)
+    program = cel.compile(expression, list_type_attributes=True)
+    assert cel.evaluate(program, device) is expected
+    if "includes" in expression:
+        with pytest.raises(AllocationError, match="undeclared reference to 'includes'"):
+            cel.compile(expression)
+
+
+def test_allow_multiple_allocations_exists_only_with_consumable_capacity() -> None:
+    device = cel.device_activation(GPU, {}, {}, True)
+    program = cel.compile("device.allowMultipleAllocations")
+    assert cel.evaluate(program, device) is True
+    with pytest.raises(AllocationError, match="no such key: allowMultipleAllocations"):
+        cel.evaluate(program, device, consumable_capacity=False)
