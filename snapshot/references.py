@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from snapshot import cel
+from snapshot.allocation.fields import unsupported_fields
 from snapshot.errors import AllocationError, ObjectValidationError
 
 __all__ = ["check_dra_objects"]
@@ -45,14 +46,31 @@ def _requests(devices: Obj, path: str) -> Iterator[tuple[str, Obj]]:
 
 
 def check_dra_objects(
-    classes: Iterable[Obj], claims: Iterable[Obj] = (), templates: Iterable[Obj] = ()
+    classes: Iterable[Obj],
+    claims: Iterable[Obj] = (),
+    templates: Iterable[Obj] = (),
+    slices: Iterable[Obj] = (),
+    *,
+    features: Mapping[str, bool] | None = None,
 ) -> None:
-    """Every DeviceClass a claim or claim template names exists, and every CEL selector of
-    the classes, claims and templates compiles.
+    """Every field of the classes, claims, templates and slices is one the allocator implements
+    (under ``features``, Kubernetes 1.36's gates by default), every DeviceClass a claim or
+    claim template names exists, and every CEL selector compiles.
 
     Raises:
         ObjectValidationError: the first object that fails, with its kind, name and field.
     """
+    classes, claims, templates = list(classes), list(claims), list(templates)
+    for kind, objects in (
+        ("DeviceClass", classes),
+        ("ResourceClaim", claims),
+        ("ResourceClaimTemplate", templates),
+        ("ResourceSlice", slices),
+    ):
+        for obj in objects:
+            problems = unsupported_fields(obj, features, kind=kind)
+            if problems:
+                raise ObjectValidationError(problems[0], kind=kind, name=_name(obj))
     known: dict[str, Obj] = {}
     for device_class in classes:
         name = str((device_class.get("metadata") or {}).get("name", ""))

@@ -59,6 +59,14 @@ class RunInfo:
         for key, value in self.settings.items():
             if key in ("scenario", "source_digest") or value == defaults.get(key):
                 continue
+            if key == "feature_gates":
+                changed = [
+                    f"{gate}={str(on).lower()}"
+                    for gate, on in sorted(value.items())
+                    if defaults[key].get(gate) != on
+                ]
+                words.append(f"--feature-gates {','.join(changed)}")
+                continue
             words.append(f"--{'from' if key == 'source' else key.replace('_', '-')} {value}")
         return " ".join(words)
 

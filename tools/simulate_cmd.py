@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from snapshot import FeatureGateError, parse_feature_gates, resolve_feature_gates
 from snapshot.cluster import ClusterSnapshot
 from store import Store, StoreLockedError
 from tools.errors import RunInterrupted, ScenarioError
@@ -73,6 +74,13 @@ def _stop_on_signals(hint: Callable[[], str]) -> Iterator[Callable[[], int | Non
             signal.signal(number, old)
 
 
+def _feature_gates(value: str | None) -> dict[str, bool]:
+    try:
+        return resolve_feature_gates(parse_feature_gates(value or ""), enforce_locks=True)
+    except FeatureGateError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
 def _checkpoint_every(_ctx: click.Context, _param: click.Parameter, value: float) -> float:
     if not math.isfinite(value) or not 0 <= value <= MAX_CHECKPOINT_EVERY:
         raise click.BadParameter(
@@ -120,6 +128,13 @@ _LIMITS_HELP = ", ".join(
     help="Start from manifests in this folder (kubectl dumps) instead of generated objects.",
 )
 @click.option(
+    "--feature-gates",
+    metavar="GATE=BOOL,...",
+    callback=lambda _ctx, _param, value: _feature_gates(value),
+    help="Kubernetes feature gates, as kube-scheduler takes them (e.g. DRAPrioritizedList=false);"
+    " unset gates take Kubernetes 1.36's defaults. A run records its gates.",
+)
+@click.option(
     "--strict",
     is_flag=True,
     help="With --from: refuse manifests of kinds the simulation does not use (Namespace, "
@@ -153,6 +168,7 @@ def simulate(
     nodes: int,
     pods_per_node: int,
     source: Path | None,
+    feature_gates: dict[str, bool],
     strict: bool,
     resume: bool,
     checkpoint_every: float,
@@ -189,6 +205,7 @@ def simulate(
         pods_per_node=pods_per_node,
         source=str(source.resolve()) if source else None,
         source_digest=source_digest(source) if source else None,
+        feature_gates=feature_gates,
     ).resolved()
     settings.check()
     given_db = db is not None
@@ -284,6 +301,14 @@ def _resume_command(ctx: click.Context, db: str, name: str) -> str:
         if param.name in ("scenario", "db", "db_option", "name", "resume", "as_json", "strict"):
             continue
         value = ctx.params.get(param.name or "")
+        if param.name == "feature_gates":
+            defaults = resolve_feature_gates()
+            changed = [
+                f"{k}={str(v).lower()}" for k, v in (value or {}).items() if defaults[k] != v
+            ]
+            if changed:
+                words += [param.opts[0], ",".join(changed)]
+            continue
         if value is None or value == param.default or isinstance(param, click.Argument):
             continue
         words += [param.opts[0], str(value)]

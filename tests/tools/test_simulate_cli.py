@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from store import Store
@@ -321,3 +322,54 @@ def test_kinds_the_simulation_does_not_use_are_skipped_with_a_note_or_refused(
     strict = simulate("scale-up", str(tmp_path / "strict.db"), "--from", str(directory), "--strict")
     assert_error(strict, "Namespace gpu-test: kind Namespace (v1) is not used by the simulation")
     assert not (tmp_path / "strict.db").exists()
+
+
+def test_a_run_records_its_feature_gates_and_resume_refuses_others(tmp_path: Path) -> None:
+    db = str(tmp_path / "sim.db")
+    args = ["scale-down", db, "--nodes", "6", "--name", "r", "--json"]
+    ok_json(simulate(*args, "--feature-gates", "DRAPrioritizedList=false"))
+    with Store.open(db, name="r", readonly=True) as store:
+        gates = store.get("Simulation", "plan")["settings"]["feature_gates"]
+    assert gates["DRAPrioritizedList"] is False
+    assert gates["DRAPartitionableDevices"] is True  # Kubernetes 1.36's default
+    refused = simulate(*args, "--resume")
+    assert_error(refused, "other settings (feature_gates.DRAPrioritizedList: False there, True")
+    again = ok_json(simulate(*args, "--resume", "--feature-gates", "DRAPrioritizedList=false"))
+    assert again["resumed"] is True
+
+
+@pytest.mark.parametrize(
+    ("gates", "fragment"),
+    [
+        ("Bogus=true", "unrecognized feature gate: Bogus"),
+        ("DRAPrioritizedList", "DRAPrioritizedList"),
+        ("DRAAdminAccess=false", "locked to true"),
+    ],
+    ids=["unknown", "syntax", "locked"],
+)
+def test_bad_feature_gates_are_usage_errors(tmp_path: Path, gates: str, fragment: str) -> None:
+    result = simulate("scale-up", str(tmp_path / "sim.db"), "--feature-gates", gates)
+    assert result.exit_code == 2
+    assert fragment in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_claim_using_a_gated_off_feature_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    directory = write_manifests(tmp_path / "dump")
+    path = directory / "01-cluster.yaml"
+    documents = list(yaml.safe_load_all(path.read_text()))
+    for doc in documents:
+        if doc["kind"] == "ResourceClaimTemplate" and doc["metadata"]["name"] == "one-gpu":
+            request = doc["spec"]["spec"]["devices"]["requests"][0]
+            exactly = request.pop("exactly")
+            request["firstAvailable"] = [{"name": "whole", **exactly}]
+    path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+    db = tmp_path / "sim.db"
+    result = simulate(
+        "scale-up", str(db), "--from", str(directory), "--feature-gates", "DRAPrioritizedList=false"
+    )
+    assert_error(result, "ResourceClaimTemplate default/one-gpu: ")
+    assert "DRAPrioritizedList" in result.stderr
+    assert not db.exists()

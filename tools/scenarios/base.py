@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from snapshot import resolve_feature_gates
 from snapshot.cluster import ClusterSnapshot
 from store import MemoryStore, Store
 from tools.errors import RunInterrupted, ScenarioError
@@ -63,6 +64,9 @@ class Settings:
     pods_per_node: int = 4  # scale-down
     source: str | None = None  # --from DIR: manifests instead of generated objects
     source_digest: str | None = None
+    # Kubernetes feature gates, every one the simulation knows, resolved (1.36's defaults
+    # plus --feature-gates): a resumed run must run under the same ones.
+    feature_gates: dict[str, bool] = field(default_factory=resolve_feature_gates)
 
     @property
     def gpus(self) -> int:

@@ -125,7 +125,7 @@ def _from_manifests(s: Settings, *, strict: bool) -> Cluster:
     m = load_manifests([s.source], strict=strict)
     # A claim naming a missing class, or a selector that does not compile, would otherwise
     # surface midway through the run.
-    check_dra_objects(m.classes, m.claims, m.claim_templates)
+    check_dra_objects(m.classes, m.claims, m.claim_templates, m.slices, features=s.feature_gates)
     if not m.nodes and s.scenario == "scale-down":
         raise ScenarioError(f"{s.source} holds no Node objects: nothing to scale down")
     cluster = Cluster(classes=list(m.classes), claims=list(m.claims), notes=list(m.notes))

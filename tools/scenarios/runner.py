@@ -178,10 +178,14 @@ def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
     return plan
 
 
-def _differences(have: dict[str, Any], want: dict[str, Any]) -> str:
-    parts = [
-        f"{k}: {have.get(k)!r} there, {want.get(k)!r} asked"
-        for k in want
-        if have.get(k) != want.get(k)
-    ]
+def _differences(have: dict[str, Any], want: dict[str, Any], prefix: str = "") -> str:
+    parts = []
+    for key in want:
+        there, asked = have.get(key), want.get(key)
+        if there == asked:
+            continue
+        if isinstance(there, dict) and isinstance(asked, dict):
+            parts.append(_differences(there, asked, f"{prefix}{key}."))
+        else:
+            parts.append(f"{prefix}{key}: {there!r} there, {asked!r} asked")
     return "; ".join(parts)
