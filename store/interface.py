@@ -30,3 +30,7 @@ ABSENT: Final[Any] = _Sentinel("ABSENT")
 TOMBSTONE: Final[Any] = _Sentinel("TOMBSTONE")
 #: not looked up (a miss in a lookup, or an unknown previous value in a bounded cache)
 MISS: Final[Any] = _Sentinel("MISS")
+
+#: Beyond every sequence number and depth a store reaches (and within a signed 64-bit
+#: column): "never" where a position is compared.
+NEVER: Final = 1 << 62

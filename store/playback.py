@@ -13,12 +13,20 @@ Generic: kinds, keys and values only. Replay knows no more than the store does.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Final
 
-from store.codec import EMPTY_DIGEST, encode, entry_hash, format_digest, parse_digest
+from store.codec import (
+    DIGEST_MOD,
+    EMPTY_DIGEST,
+    digest_after,
+    encode,
+    entry_hash,
+    format_digest,
+    parse_digest,
+)
 from store.durable import Store
 from store.errors import InvalidValueError, StoreNotFoundError
 from store.history import Journal, JournalError, JournalRecord, OpenLayer
@@ -205,17 +213,20 @@ class _Replayer:
 
         What was tracked stays readable as ``marked``/``marked_written`` until the next mark.
         """
-        total = self.digest
         get = self.target.get
-        for (kind, key), old in self.touched.items():
-            new = get(kind, key, _ABSENT)
-            if old is new:
-                continue
-            if old is not _ABSENT:
-                total -= entry_hash(kind, key, encode(old))
-            if new is not _ABSENT:
-                total += entry_hash(kind, key, encode(new))
-        self.digest = total
+
+        def changes() -> Iterator[tuple[str, str, str | None, str | None]]:
+            for (kind, key), old in self.touched.items():
+                new = get(kind, key, _ABSENT)
+                if old is not new:
+                    yield (
+                        kind,
+                        key,
+                        None if old is _ABSENT else encode(old),
+                        None if new is _ABSENT else encode(new),
+                    )
+
+        total = self.digest = digest_after(self.digest, changes())
         self.marked, self.touched = self.touched, {}
         self.marked_written, self.written = self.written, {}
         return format_digest(total)
@@ -237,7 +248,7 @@ def _identify(rp: _Replayer, journal: Journal, rec: JournalRecord, replayed: str
     wrong entry shows as ``recorded - replayed == h(key, right) - h(key, replayed value)``.
     """
     assert rec.digest is not None
-    gap = (parse_digest(rec.digest) - parse_digest(replayed)) % (1 << 128)
+    gap = (parse_digest(rec.digest) - parse_digest(replayed)) % DIGEST_MOD
     get = rp.target.get
     for (kind, key), old in rp.marked.items():
         now = get(kind, key, _ABSENT)
@@ -249,7 +260,7 @@ def _identify(rp: _Replayer, journal: Journal, rec: JournalRecord, replayed: str
         options += journal.stored_values(kind, key)
         for text in options:
             right = 0 if text is None else entry_hash(kind, key, text)
-            if (right - now_hash) % (1 << 128) == gap:
+            if (right - now_hash) % DIGEST_MOD == gap:
                 writes = journal.key_writes(kind, [key])
                 before = [w.seq for w in writes if w.seq < rec.seq]
                 return Divergence(

@@ -51,6 +51,10 @@ NAMING_CONVENTION = {
 
 metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
+#: Values per ``IN (...)`` list in a batched lookup: well below SQLite's bound-parameter limit
+#: (999 before 3.32) and PostgreSQL's.
+IN_LIST_CHUNK = 400
+
 stores = Table(
     "stores",
     metadata,
