@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from snapshot import cel
+from snapshot.claims import DeviceID
 from snapshot.errors import AllocationError
-from snapshot.pools import Device, DeviceID, Pool, gather_pools
+from snapshot.pools import Device, Pool, gather_pools
 
 __all__ = ["MAX_DEVICES_PER_CLAIM", "allocate"]
 

@@ -20,7 +20,7 @@ from snapshot.objects import KubeObject, object_label
 
 __all__ = [
     "MAX_RESERVATIONS",
-    "DeviceId",
+    "DeviceID",
     "allocated_device_ids",
     "claim_key",
     "deallocated",
@@ -39,7 +39,7 @@ __all__ = [
     "without_pod_reservation",
 ]
 
-DeviceId: TypeAlias = tuple[str, str, str]
+DeviceID: TypeAlias = tuple[str, str, str]
 """An allocated device: ``(driver, pool, device)``."""
 
 MAX_RESERVATIONS: Final = 256
@@ -265,7 +265,7 @@ def deallocated(claim: KubeObject) -> KubeObject:
 # -- allocations -------------------------------------------------------------------------------
 
 
-def allocated_device_ids(claim: Mapping[str, Any]) -> tuple[DeviceId, ...]:
+def allocated_device_ids(claim: Mapping[str, Any]) -> tuple[DeviceID, ...]:
     """The ``(driver, pool, device)`` of every ``status.allocation.devices.results`` entry.
 
     In result order, repeats kept; ``()`` for an unallocated claim.

@@ -5,8 +5,9 @@ Store kinds added to the DRA ones: ``Node`` (key: node name; value: the Node) an
 in cluster-autoscaler's snapshot). Fork, Commit and Revert go through the DRA snapshot, so every
 kind moves in lock-step.
 
-In memory only, rebuilt from the store when a snapshot is created: which pods are on which node
-(read by every fit check), with a per-layer undo log like the DRA snapshot's.
+In memory only: which pods are on which node (read by every fit check), a follower of the store
+(:mod:`snapshot.pod_index`) like the DRA snapshot's indexes, so it stays right whatever forks,
+commits or reverts the store.
 
 Scheduling a pod (``schedule_pod``) follows PredicateSnapshot.SchedulePod: the pod's claims
 must be tracked; its CPU, memory and pod-count requests must fit the node's allocatable minus
@@ -20,11 +21,11 @@ no rollback when the reservation step fails after allocating (spec §3.4).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 from snapshot.allocator import allocate
 from snapshot.claims import is_allocated, key_of
@@ -37,13 +38,14 @@ from snapshot.errors import (
     SchedulingError,
 )
 from snapshot.objects import KubeObject, name_of
+from snapshot.pod_index import NOTHING as _NOTHING
+from snapshot.pod_index import Memo, PodIndex, remembered
 from snapshot.pods import Resources, node_allocatable, node_name_of, pod_key, pod_requests
 from snapshot.pools import node_selector_matches
 from store import MemoryStore, Store
 
 NODE_KIND = "Node"
 POD_KIND = "Pod"
-_NOTHING = Resources()
 
 
 @dataclass
@@ -65,46 +67,6 @@ class _Placement:
     allocations: list[tuple[KubeObject, dict[str, Any]]]  # (claim, status.allocation)
 
 
-class _PodIndex:
-    """Pods per node and what they request, with an undo log per fork layer.
-
-    A log maps each pod key the layer changed to where it was before: (node, requests), or None
-    when the pod was on no node. A log of None stands for a layer opened before this index
-    existed (a reopened store): reverting it rebuilds from the store.
-    """
-
-    def __init__(self) -> None:
-        self.by_node: dict[str, dict[str, None]] = {}
-        self.node_of: dict[str, tuple[str, Resources]] = {}
-        self.used: dict[str, Resources] = {}
-        self.logs: list[dict[str, tuple[str, Resources] | None] | None] = []
-
-    def rebuild(self, pods: Mapping[str, KubeObject]) -> None:
-        self.by_node.clear()
-        self.node_of.clear()
-        self.used.clear()
-        for key in sorted(pods):
-            node = node_name_of(pods[key])
-            if node is not None:
-                self._move(key, (node, pod_requests(pods[key])))
-
-    def _move(self, key: str, where: tuple[str, Resources] | None) -> None:
-        old = self.node_of.pop(key, None)
-        if old is not None:
-            self.by_node[old[0]].pop(key, None)
-            self.used[old[0]] = self.used[old[0]] - old[1]
-        if where is not None:
-            node, requests = where
-            self.node_of[key] = where
-            self.by_node.setdefault(node, {})[key] = None
-            self.used[node] = self.used.get(node, _NOTHING) + requests
-
-    def place(self, key: str, where: tuple[str, Resources] | None) -> None:
-        if self.logs and self.logs[-1] is not None:
-            self.logs[-1].setdefault(key, self.node_of.get(key))
-        self._move(key, where)
-
-
 class ClusterSnapshot:
     """Nodes, pods and DRA objects on one versioned store, forked and reverted together.
 
@@ -124,8 +86,9 @@ class ClusterSnapshot:
     def __init__(self, store: Store | MemoryStore) -> None:
         self.dra = DraSnapshot(store)
         self._store = store
-        self._pods = _PodIndex()
-        self._resync()
+        self._pods = PodIndex()
+        self._pods.rebuild(store.items(POD_KIND))
+        store.follow([POD_KIND], self._pods)
 
     @classmethod
     def open(
@@ -133,10 +96,6 @@ class ClusterSnapshot:
     ) -> ClusterSnapshot:
         """A cluster snapshot on the durable store ``name`` in ``target`` (see Store.open)."""
         return cls(Store.open(target, name=name, **options))
-
-    def _resync(self) -> None:
-        self._pods.rebuild(self._store.items(POD_KIND))
-        self._pods.logs = [None] * self._store.depth
 
     @property
     def store(self) -> Store | MemoryStore:
@@ -164,37 +123,15 @@ class ClusterSnapshot:
 
     def fork(self, label: str | None = None) -> int:
         """Fork every kind; returns the new depth."""
-        depth = self.dra.fork(label)
-        self._pods.logs.append({})
-        return depth
+        return self._store.fork(label)
 
     def commit(self) -> int:
         """Merge the top layer into the one below (a no-op at the base)."""
-        depth = self.dra.commit()
-        logs = self._pods.logs
-        if logs:
-            top = logs.pop()
-            if logs:
-                parent = logs[-1]
-                if top is None:
-                    logs[-1] = None
-                elif parent is not None:
-                    for key, node in top.items():
-                        parent.setdefault(key, node)
-        return depth
+        return self._store.commit()
 
     def revert(self) -> int:
         """Drop the top layer (a no-op at the base)."""
-        depth = self.dra.revert()
-        logs = self._pods.logs
-        if logs:
-            top = logs.pop()
-            if top is None:
-                self._pods.rebuild(self._store.items(POD_KIND))
-            else:
-                for key, node in top.items():
-                    self._pods._move(key, node)
-        return depth
+        return self._store.revert()
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -278,7 +215,7 @@ class ClusterSnapshot:
         # an error above leaves the DRA changes (no rollback) but not the node.
         self._store.put(NODE_KIND, name, node)
         for bound in placed:
-            self._put_pod(bound, name)
+            self._put_pod(bound)
 
     def remove_node(self, name: str) -> None:
         """Remove a node, its slices, its pods and their own claims (RemoveNodeInfo).
@@ -292,9 +229,7 @@ class ClusterSnapshot:
             raise NotFoundError(f"node {name!r} not found in the snapshot")
         for pod in self.pods_on_node(name):
             self.dra.remove_pod_owned_claims(pod)
-            key = pod_key(pod)
-            self._store.delete(POD_KIND, key)
-            self._pods.place(key, None)
+            self._store.delete(POD_KIND, pod_key(pod))
         self.dra.remove_node_resource_slices(name)
         self._store.delete(NODE_KIND, name)
 
@@ -371,15 +306,12 @@ class ClusterSnapshot:
         if (pod.get("spec") or {}).get("resourceClaims"):
             self.dra.unreserve_pod_claims(pod)
         self._store.delete(POD_KIND, key)
-        self._pods.place(key, None)
         return _unbound(pod)
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _put_pod(self, pod: KubeObject, node_name: str) -> None:
-        key = pod_key(pod)
-        self._store.put(POD_KIND, key, pod)
-        self._pods.place(key, (node_name, pod_requests(pod)))
+    def _put_pod(self, pod: KubeObject) -> None:
+        self._store.put(POD_KIND, pod_key(pod), pod)
 
     def _prepare(self, pod: KubeObject) -> _Pod:
         """What placing ``pod`` needs, whatever the node: worked out once per pod.
@@ -468,7 +400,7 @@ class ClusterSnapshot:
             except ReservationError as exc:
                 raise SchedulingError(str(exc)) from exc  # allocations stay: upstream's TODO
             self._verify_claims(bound, placement.node)
-        self._put_pod(bound, node_name)
+        self._put_pod(bound)
 
     def _verify_claims(self, pod: KubeObject, node: KubeObject) -> None:
         node_name = name_of(node)
@@ -493,33 +425,15 @@ class ClusterSnapshot:
         return [*local, *global_slices] if global_slices else list(local)
 
 
-_Derived = TypeVar("_Derived")
-_Cache = dict[int, tuple[Any, Any]]
-
-
-def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
-    """``derive(obj)``, remembered per object: store values are never mutated (the store's
-    contract), so the object identifies what is derived from it. Each cache is bounded."""
-    hit = cache.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        value: _Derived = hit[1]
-        return value
-    if len(cache) > 100_000:
-        cache.clear()
-    value = derive(obj)
-    cache[id(obj)] = (obj, value)
-    return value
-
-
-_ALLOCATABLE: _Cache = {}
-_DEVICE_NAMES: _Cache = {}
-_SLICE_LISTS: _Cache = {}
+_ALLOCATABLE: Memo = {}
+_DEVICE_NAMES: Memo = {}
+_SLICE_LISTS: Memo = {}
 PoolKey = tuple[str, str]
 PoolDevices = tuple[PoolKey, frozenset[str]]
 
 
 def _allocatable(node: KubeObject) -> Resources:
-    return _remembered(_ALLOCATABLE, node, node_allocatable)
+    return remembered(_ALLOCATABLE, node, node_allocatable)
 
 
 def _names_of_devices(slice_: KubeObject) -> PoolDevices:
@@ -530,7 +444,7 @@ def _names_of_devices(slice_: KubeObject) -> PoolDevices:
 
 def _device_names(slice_: KubeObject) -> PoolDevices:
     """(driver, pool) and the names of the devices of a slice."""
-    return _remembered(_DEVICE_NAMES, slice_, _names_of_devices)
+    return remembered(_DEVICE_NAMES, slice_, _names_of_devices)
 
 
 def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
@@ -543,7 +457,7 @@ def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices,
 def _slice_list_devices(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
     """Of a stored slice list (one node's, or the global one): whether a pool of it spreads
     over several slices (then every slice counts), and the devices of each slice."""
-    return _remembered(_SLICE_LISTS, slices, _devices_of_list)
+    return remembered(_SLICE_LISTS, slices, _devices_of_list)
 
 
 def _free_in(pools: Iterable[PoolDevices], allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:

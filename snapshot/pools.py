@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from snapshot.cel import DeviceActivation, device_activation
+from snapshot.claims import DeviceID
 from snapshot.errors import AllocationError
 
 __all__ = ["Device", "Pool", "SliceInfo", "gather_pools", "node_selector_matches", "slice_info"]
-
-DeviceID = tuple[str, str, str]
 
 _SLICE_CACHE_LIMIT = 200_000
 _slice_cache: dict[int, SliceInfo] = {}

@@ -21,7 +21,9 @@ from store.errors import (
     StoreLockedError,
     StoreNotFoundError,
 )
+from store.followers import Follower
 from store.history import Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
+from store.interface import ABSENT
 from store.jsondiff import MISSING, FieldChange, field_diff
 from store.memory import MemoryStore
 from store.playback import (
@@ -37,9 +39,11 @@ from store.playback import (
 from store.sql_query import QueryResult, query
 
 __all__ = [
+    "ABSENT",
     "MISSING",
     "Divergence",
     "FieldChange",
+    "Follower",
     "Journal",
     "JournalInfo",
     "JournalRecord",

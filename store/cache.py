@@ -382,7 +382,9 @@ class FullCache(LayerStack):
         self._touch_restored(top, lambda ck: values[ck[0]].get(ck[1], ABSENT))
         last = None
         kc: dict[str, Any] = {}
-        for (kind, key), prev in top.undo.items():
+        # Newest change first, the order followers are told in: the keys a revert brings
+        # back are listed in the order a follower's lists rebuilt from the store would have.
+        for (kind, key), prev in reversed(top.undo.items()):
             if kind is not last:  # layers mostly touch one kind at a time
                 kc = values[kind]
                 last = kind

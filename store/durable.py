@@ -29,7 +29,7 @@ import contextlib
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -56,6 +56,7 @@ from store.errors import (
     StoreClosedError,
     StoreNotFoundError,
 )
+from store.followers import Follower, Followers
 from store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
 from store.options import StoreOptions, check_store_name
 from store.rows import JournalRow, Loaded, Pending
@@ -102,8 +103,11 @@ class Store:
         self._apply_policy(_DEFAULTS)
         self._journal_complete = True
         self._backend = ""
+        self._followers = Followers()
+        self._followed = self._followers.by_kind
 
     def _apply_policy(self, options: StoreOptions) -> None:
+        self._options = options
         self._auto = options.auto_checkpoint
         self._interval = options.checkpoint_interval
         self._on_base_commit = options.base_commit_gap
@@ -323,6 +327,11 @@ class Store:
         return self._backend
 
     @property
+    def options(self) -> StoreOptions:
+        """The options it was opened with."""
+        return self._options
+
+    @property
     def readonly(self) -> bool:
         return self._readonly
 
@@ -348,6 +357,29 @@ class Store:
     def _readable(self) -> None:
         if self._closed:
             raise StoreClosedError(f"Cannot read from a closed store ({self._name!r}).")
+
+    # -- followers -------------------------------------------------------------------------------
+
+    def follow(self, kinds: Iterable[str], follower: Follower) -> None:
+        """Tell ``follower`` of every later change of the effective values of ``kinds``
+        (see :mod:`store.followers`)."""
+        self._followers.add(kinds, follower)
+
+    def unfollow(self, follower: Follower) -> None:
+        """Stop telling ``follower`` of changes."""
+        self._followers.remove(follower)
+
+    def _tell_restored(self, undo: dict[Key, Any]) -> None:
+        """Tell the followers the values a revert restored, newest change first (with a
+        bounded cache a value the layer did not know may be read from SQL)."""
+        followed = self._followed
+        get = self._cache.get
+        for kind, key in reversed(undo):
+            fs = followed.get(kind)
+            if fs is not None:
+                value = get(kind, key, ABSENT)
+                for f in fs:
+                    f.changed(kind, key, value)
 
     # -- layers ----------------------------------------------------------------------------------
 
@@ -389,6 +421,8 @@ class Store:
         if top is None:
             return 0
         depth = len(self._layers) + 1
+        if self._followed and top.undo:
+            self._tell_restored(top.undo)
         if self._journal is not None:
             self._journal.append(
                 (_now(), "revert", depth, top.instance, None, None, None, None, None)
@@ -497,6 +531,10 @@ class Store:
         check_name(kind, key)
         text = checked_encoding(value, kind=kind, key=key)
         self._cache.write(kind, key, value, text)
+        fs = self._followed.get(kind)
+        if fs is not None:
+            for f in fs:
+                f.changed(kind, key, value)
         if self._journal is not None:
             layers = self._layers
             top = layers[-1].instance if layers else 0
@@ -515,6 +553,10 @@ class Store:
             self._writable("delete from")
         check_name(kind, key)
         self._cache.write(kind, key, TOMBSTONE, None)
+        fs = self._followed.get(kind)
+        if fs is not None:
+            for f in fs:
+                f.changed(kind, key, ABSENT)
         if self._journal is not None:
             layers = self._layers
             top = layers[-1].instance if layers else 0

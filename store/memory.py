@@ -17,11 +17,13 @@ mutate them; ``put`` a new value instead. The store never mutates a value after 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
 from store.codec import check_name, check_text, check_value, digest_of
 from store.errors import InvalidValueError
+from store.followers import Follower, Followers
 from store.interface import ABSENT, MISS, LayerInfo
 
 
@@ -85,6 +87,17 @@ class MemoryStore:
         self._patches: list[_Patch] = [_Patch(None)]
         self._cache: dict[str, dict[str, Any]] = {}
         self._in_sync: set[str] = set()
+        self._followers = Followers()
+        self._followed = self._followers.by_kind
+
+    def follow(self, kinds: Iterable[str], follower: Follower) -> None:
+        """Tell ``follower`` of every later change of the effective values of ``kinds``
+        (see :mod:`store.followers`)."""
+        self._followers.add(kinds, follower)
+
+    def unfollow(self, follower: Follower) -> None:
+        """Stop telling ``follower`` of changes."""
+        self._followers.remove(follower)
 
     # -- lifecycle (nothing to do: kept so both backends are interchangeable) -----------------
 
@@ -159,7 +172,18 @@ class MemoryStore:
                     for key in keys:
                         kc.pop(key, None)
                 self._in_sync.discard(kind)
+        if self._followed:
+            self._tell_restored(top)
         return len(patches) - 1
+
+    def _tell_restored(self, top: _Patch) -> None:
+        """Tell the followers the values a revert restored, newest change first."""
+        for kind, fs in self._followed.items():
+            keys = [*reversed(top.modified.get(kind, ())), *top.deleted.get(kind, ())]
+            for key in keys:
+                value = self.get(kind, key, ABSENT)
+                for f in fs:
+                    f.changed(kind, key, value)
 
     def layers(self) -> list[LayerInfo]:
         """The open layers, base first."""
@@ -247,6 +271,10 @@ class MemoryStore:
         if kc is None:
             kc = self._cache[kind] = {}
         kc[key] = value
+        fs = self._followed.get(kind)
+        if fs is not None:
+            for f in fs:
+                f.changed(kind, key, value)
 
     def delete(self, kind: str, key: str) -> None:
         """Tombstone ``kind/key`` in the top layer (also when it does not exist).
@@ -260,6 +288,10 @@ class MemoryStore:
         if kc is None:
             kc = self._cache[kind] = {}
         kc[key] = ABSENT
+        fs = self._followed.get(kind)
+        if fs is not None:
+            for f in fs:
+                f.changed(kind, key, ABSENT)
 
     # -- white-box view for the spec's cache tests (§4.2 TestPatchSetCache) ---------------------
 

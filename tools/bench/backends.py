@@ -17,12 +17,12 @@ import copy
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
-from store import MemoryStore, Store
+from store import ABSENT, Follower, MemoryStore, Store
 
 BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-nojournal", "postgres")
 CLAIM_KIND = "ResourceClaim"  # deep-copied on Fork, as upstream's Clone() did
@@ -36,6 +36,27 @@ class DeepCopyStore:
     def __init__(self) -> None:
         self._states: list[dict[str, dict[str, Any]]] = [{}]
         self._labels: list[str | None] = [None]
+        # Per layer, the keys of followed kinds written in it: what a revert tells followers.
+        self._written: list[dict[tuple[str, str], None]] = [{}]
+        self._followed: dict[str, list[Follower]] = {}
+
+    def follow(self, kinds: Iterable[str], follower: Follower) -> None:
+        for kind in kinds:
+            present = self._followed.setdefault(kind, [])
+            if follower not in present:
+                present.append(follower)
+
+    def unfollow(self, follower: Follower) -> None:
+        for present in self._followed.values():
+            if follower in present:
+                present.remove(follower)
+
+    def _tell(self, kind: str, key: str, value: Any) -> None:
+        followers = self._followed.get(kind)
+        if followers:
+            self._written[-1][kind, key] = None
+            for f in followers:
+                f.changed(kind, key, value)
 
     @property
     def _top(self) -> dict[str, dict[str, Any]]:
@@ -54,6 +75,7 @@ class DeepCopyStore:
             }
         )
         self._labels.append(label)
+        self._written.append({})
         return self.depth
 
     def commit(self) -> int:
@@ -61,12 +83,18 @@ class DeepCopyStore:
             top = self._states.pop()
             self._labels.pop()
             self._states[-1] = top
+            self._written[-2].update(self._written.pop())
         return self.depth
 
     def revert(self) -> int:
         if len(self._states) > 1:
             self._states.pop()
             self._labels.pop()
+            below = self._top
+            for kind, key in reversed(self._written.pop()):
+                value = below.get(kind, {}).get(key, ABSENT)
+                for f in self._followed.get(kind, ()):
+                    f.changed(kind, key, value)
         return self.depth
 
     def get(self, kind: str, key: str, default: Any = None) -> Any:
@@ -74,9 +102,11 @@ class DeepCopyStore:
 
     def put(self, kind: str, key: str, value: Any) -> None:
         self._top.setdefault(kind, {})[key] = value
+        self._tell(kind, key, value)
 
     def delete(self, kind: str, key: str) -> None:
         self._top.get(kind, {}).pop(key, None)
+        self._tell(kind, key, ABSENT)
 
     def in_current_layer(self, kind: str, key: str) -> bool:
         return key in self._top.get(kind, {})
