@@ -42,7 +42,7 @@ from snapshot.pod_index import NOTHING as _NOTHING
 from snapshot.pod_index import Memo, PodIndex, remembered
 from snapshot.pods import Resources, node_allocatable, node_name_of, pod_key, pod_requests
 from snapshot.pools import node_selector_matches
-from store import MemoryStore, Store
+from store import Store, VersionedStore
 
 NODE_KIND = "Node"
 POD_KIND = "Pod"
@@ -83,7 +83,7 @@ class ClusterSnapshot:
     ['n1']
     """
 
-    def __init__(self, store: Store | MemoryStore) -> None:
+    def __init__(self, store: VersionedStore) -> None:
         self.dra = DraSnapshot(store)
         self._store = store
         self._pods = PodIndex()
@@ -98,7 +98,7 @@ class ClusterSnapshot:
         return cls(Store.open(target, name=name, **options))
 
     @property
-    def store(self) -> Store | MemoryStore:
+    def store(self) -> VersionedStore:
         return self._store
 
     def close(self) -> None:

@@ -79,7 +79,7 @@ from snapshot.errors import (
     ReservationError,
 )
 from snapshot.objects import KubeObject, object_label
-from store import MemoryStore, Store
+from store import MemoryStore, Store, VersionedStore
 
 __all__ = [
     "CLAIM_KIND",
@@ -96,7 +96,7 @@ __all__ = [
 class DraSnapshot:
     """DRA claims, slices and classes with cluster-autoscaler semantics, on a versioned store.
 
-    Works on a durable :class:`store.Store` or a :class:`store.MemoryStore`; see the module
+    Works on any :class:`store.VersionedStore` (durable or in memory); see the module
     docstring for the data model and the derived indexes. Objects handed to the snapshot
     (claims, slices, classes) are stored as given and become shared, read-only values: do not
     mutate them afterwards. Objects it returns are read-only too. Not thread-safe.
@@ -110,7 +110,7 @@ class DraSnapshot:
     0
     """
 
-    def __init__(self, store: Store | MemoryStore) -> None:
+    def __init__(self, store: VersionedStore) -> None:
         """Wrap ``store``; the indexes are built from what it holds, then follow it."""
         self._store = store
         self._index = DeviceIndex()
@@ -138,7 +138,7 @@ class DraSnapshot:
     @classmethod
     def from_objects(
         cls,
-        store: Store | MemoryStore | None = None,
+        store: VersionedStore | None = None,
         *,
         claims: Iterable[KubeObject] = (),
         slices: Iterable[KubeObject] = (),
@@ -190,7 +190,7 @@ class DraSnapshot:
     # -- lifecycle -----------------------------------------------------------------------------
 
     @property
-    def store(self) -> Store | MemoryStore:
+    def store(self) -> VersionedStore:
         """The underlying store."""
         return self._store
 

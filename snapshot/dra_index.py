@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 from snapshot.claims import DeviceID, allocated_device_ids
-from store import ABSENT, MemoryStore, Store
+from store import ABSENT, VersionedStore
 
 __all__ = ["DeviceIndex", "FlatList"]
 
@@ -112,7 +112,7 @@ class FlatList:
 
     __slots__ = ("_kind", "_spread", "_store", "groups", "items")
 
-    def __init__(self, store: Store | MemoryStore, kind: str, *, spread: bool) -> None:
+    def __init__(self, store: VersionedStore, kind: str, *, spread: bool) -> None:
         self._store = store
         self._kind = kind
         self._spread = spread

@@ -18,7 +18,7 @@ from snapshot.claims import DeviceID, claim_key, key_of
 from snapshot.dra_index import DeviceIndex, FlatList
 from snapshot.errors import NotFoundError, SnapshotError
 from snapshot.objects import KubeObject, uid_of
-from store import MemoryStore, Store
+from store import VersionedStore
 
 __all__ = [
     "CLAIM_KIND",
@@ -49,7 +49,7 @@ class ResourceClaimTracker:
 
     __slots__ = ("_index", "_store")
 
-    def __init__(self, store: Store | MemoryStore, index: DeviceIndex) -> None:
+    def __init__(self, store: VersionedStore, index: DeviceIndex) -> None:
         self._store = store
         self._index = index
 
@@ -140,7 +140,7 @@ class DeviceClassLister:
 
     __slots__ = ("_classes", "_store")
 
-    def __init__(self, store: Store | MemoryStore, classes: FlatList) -> None:
+    def __init__(self, store: VersionedStore, classes: FlatList) -> None:
         self._store = store
         self._classes = classes
 

@@ -7,6 +7,8 @@ store keeps is read back with ``Journal`` (records, layer fates), ``replay``/``o
 (the state at any sequence number) and ``diff``; ``query`` runs read-only SQL.
 """
 
+from typing import TYPE_CHECKING
+
 from store.durable import Store
 from store.errors import (
     DatabaseError,
@@ -21,11 +23,11 @@ from store.errors import (
     StoreLockedError,
     StoreNotFoundError,
 )
-from store.followers import Follower
 from store.history import Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
-from store.interface import ABSENT
+from store.interface import ABSENT, Follower, LayerInfo, ReadOnlyState, VersionedStore
 from store.jsondiff import MISSING, FieldChange, field_diff
 from store.memory import MemoryStore
+from store.options import StoreOptions
 from store.playback import (
     Divergence,
     ObjectChange,
@@ -38,6 +40,11 @@ from store.playback import (
 )
 from store.sql_query import QueryResult, query
 
+if TYPE_CHECKING:  # mypy holds the stores to their contracts here
+    _memory_store: type[VersionedStore] = MemoryStore
+    _durable_store: type[VersionedStore] = Store
+    _replayed_state: type[ReadOnlyState] = State
+
 __all__ = [
     "ABSENT",
     "MISSING",
@@ -48,14 +55,18 @@ __all__ = [
     "JournalInfo",
     "JournalRecord",
     "LayerHistory",
+    "LayerInfo",
     "MemoryStore",
     "ObjectChange",
     "OpenLayer",
     "QueryResult",
+    "ReadOnlyState",
     "ReplayReport",
     "State",
     "StateDiff",
     "Store",
+    "StoreOptions",
+    "VersionedStore",
     "diff",
     "field_diff",
     "open_state",

@@ -44,19 +44,10 @@ follows cost the store one dict lookup.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
 
-from store.interface import ABSENT
+from store.interface import ABSENT, Follower
 
 __all__ = ["ABSENT", "Follower", "Followers"]
-
-
-class Follower(Protocol):
-    """Derived state told of every change of a followed kind's effective values."""
-
-    def changed(self, kind: str, key: str, value: Any) -> None:
-        """``kind/key`` now has the effective value ``value`` (ABSENT: it does not exist)."""
-        ...
 
 
 class Followers:

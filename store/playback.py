@@ -30,7 +30,7 @@ from store.codec import (
 from store.durable import Store
 from store.errors import InvalidValueError, StoreNotFoundError
 from store.history import Journal, JournalError, JournalRecord, OpenLayer
-from store.interface import LayerInfo
+from store.interface import LayerInfo, VersionedStore
 from store.jsondiff import FieldChange, field_diff
 from store.memory import MemoryStore
 
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 Key = tuple[str, str]
-AnyStore = Store | MemoryStore
 
 
 class _Absent:
@@ -125,7 +124,7 @@ class _Replayer:
     the value it had then (so the digest moves by O(changes), and diffs need no full copy).
     """
 
-    def __init__(self, target: AnyStore, *, store: str, track: bool = False) -> None:
+    def __init__(self, target: VersionedStore, *, store: str, track: bool = False) -> None:
         self.target = target
         self.store = store
         self.track = track
@@ -307,7 +306,7 @@ def replay(
         journal.require_complete("replay it")
         info = journal.info
         stop = info.last_seq if to is None else journal.check_seq(to)
-        target: AnyStore
+        target: VersionedStore
         if into is None:
             target = MemoryStore()
         else:
@@ -384,7 +383,7 @@ class State:
     store: str
     seq: int
     layers: list[OpenLayer]
-    _backing: AnyStore = field(repr=False)
+    _backing: VersionedStore = field(repr=False)
 
     def kinds(self) -> list[str]:
         return self._backing.kinds()

@@ -19,7 +19,7 @@ from snapshot.cluster import ClusterSnapshot
 from snapshot.errors import SchedulingError
 from snapshot.objects import KubeObject
 from snapshot.pods import claims_from_templates, node_name_of
-from store import MemoryStore, Store
+from store import MemoryStore, Store, VersionedStore
 from tools.scenarios import objects
 from tools.scenarios.base import SIM_KIND, Outcome, ScenarioError, Settings
 from tools.scenarios.inputs import source_digest
@@ -27,9 +27,7 @@ from tools.scenarios.runner import prepare, simulate
 from tools.scenarios.scale_up import PENDING_KIND
 
 
-def run(
-    settings: Settings, store: Store | MemoryStore | None = None
-) -> tuple[Outcome, ClusterSnapshot]:
+def run(settings: Settings, store: VersionedStore | None = None) -> tuple[Outcome, ClusterSnapshot]:
     """Run ``settings`` from scratch on ``store`` (a new MemoryStore by default)."""
     resolved = settings.resolved()
     cs = ClusterSnapshot(MemoryStore() if store is None else store)

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from snapshot.cluster import ClusterSnapshot
-from store import MemoryStore, Store
+from store import VersionedStore
 
 SIM_KIND = "Simulation"
 PLAN_KEY = "plan"
@@ -119,7 +119,7 @@ class Sim:
 
     def __init__(self, cluster: ClusterSnapshot) -> None:
         self.cluster = cluster
-        self.store: Store | MemoryStore = cluster.store
+        self.store: VersionedStore = cluster.store
         self.counters = Counters()
         self.started = time.monotonic()
 
