@@ -5,6 +5,14 @@ with the official kubernetes client models on the way in. This package knows no 
 only what ``store`` exports.
 """
 
+from snapshot.allocation_history import (
+    AllocatedDevice,
+    AllocationEvent,
+    ClaimSummary,
+    allocation_history,
+    parse_device,
+    summarize_claims,
+)
 from snapshot.allocator import allocate
 from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot
@@ -26,14 +34,6 @@ from snapshot.errors import (
     ReservationError,
     SchedulingError,
     SnapshotError,
-)
-from snapshot.history import (
-    AllocatedDevice,
-    AllocationEvent,
-    ClaimSummary,
-    allocation_history,
-    parse_device,
-    summarize_claims,
 )
 from snapshot.manifests import Manifests, load_manifests
 from snapshot.objects import as_model, validate

@@ -23,8 +23,15 @@ from store.errors import (
     StoreLockedError,
     StoreNotFoundError,
 )
-from store.history import Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
-from store.interface import ABSENT, Follower, LayerInfo, ReadOnlyState, VersionedStore
+from store.interface import (
+    ABSENT,
+    NEVER,
+    Follower,
+    LayerInfo,
+    ReadOnlyState,
+    VersionedStore,
+)
+from store.journal import Fate, Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
 from store.jsondiff import MISSING, FieldChange, field_diff
 from store.memory import MemoryStore
 from store.options import StoreOptions
@@ -48,7 +55,9 @@ if TYPE_CHECKING:  # mypy holds the stores to their contracts here
 __all__ = [
     "ABSENT",
     "MISSING",
+    "NEVER",
     "Divergence",
+    "Fate",
     "FieldChange",
     "Follower",
     "Journal",

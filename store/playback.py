@@ -29,8 +29,8 @@ from store.codec import (
 )
 from store.durable import Store
 from store.errors import InvalidValueError, StoreNotFoundError
-from store.history import Journal, JournalError, JournalRecord, OpenLayer
 from store.interface import LayerInfo, VersionedStore
+from store.journal import Journal, JournalError, JournalRecord, OpenLayer
 from store.jsondiff import FieldChange, field_diff
 from store.memory import MemoryStore
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from snapshot.history import FATES, AllocationEvent, allocation_history, parse_device
+from snapshot.allocation_history import FATES, AllocationEvent, allocation_history, parse_device
 from store import Journal
 from tools.query_cmd import db_argument, echo_json, iso, json_option, name_option, render_table
 

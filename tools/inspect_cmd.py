@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from snapshot.history import CLAIM_KIND, ClaimSummary, summarize_claims
+from snapshot.allocation_history import CLAIM_KIND, ClaimSummary, summarize_claims
 from store import State, open_state
 from tools.query_cmd import db_argument, echo_json, iso, json_option, name_option, render_table
 

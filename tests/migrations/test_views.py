@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 from sqlalchemy.dialects import sqlite
 
-from snapshot.history import allocation_history
+from snapshot.allocation_history import allocation_history
 from store import Store
 from store._sql import alembic_config
-from store.history import _ALL_STRUCTURE, _CLOSE_ROWS, _LAYER_ROWS, Journal
+from store.journal import _ALL_STRUCTURE, _CLOSE_ROWS, _LAYER_ROWS, Journal
 from store.sql_query import query
 from tests.conftest import Database
 from tests.store.journal_session import Session, claim, record_session
