@@ -13,6 +13,7 @@ from snapshot.allocation_history import (
     parse_device,
     summarize_claims,
 )
+from snapshot.allocation_view import ALLOCATION_EVENTS
 from snapshot.allocator import allocate
 from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot
@@ -37,6 +38,10 @@ from snapshot.errors import (
 )
 from snapshot.manifests import Manifests, load_manifests
 from snapshot.objects import as_model, validate
+from store import register_view
+
+# Every store a process using the snapshot opens for writing holds the allocation_events view.
+register_view(ALLOCATION_EVENTS)
 
 __all__ = [
     "AllocatedDevice",

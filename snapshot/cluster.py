@@ -70,6 +70,7 @@ class _Placement:
 class ClusterSnapshot:
     """Nodes, pods and DRA objects on one versioned store, forked and reverted together.
 
+    >>> from store import MemoryStore
     >>> cs = ClusterSnapshot(MemoryStore())
     >>> cs.add_node({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "1"}}})
     >>> cs.fork("try")

@@ -46,6 +46,7 @@ from store.playback import (
     replay,
 )
 from store.sql_query import QueryResult, query
+from store.views import View, iso_utc_sql, register_view
 
 if TYPE_CHECKING:  # mypy holds the stores to their contracts here
     _memory_store: type[VersionedStore] = MemoryStore
@@ -76,10 +77,13 @@ __all__ = [
     "Store",
     "StoreOptions",
     "VersionedStore",
+    "View",
     "diff",
     "field_diff",
+    "iso_utc_sql",
     "open_state",
     "query",
+    "register_view",
     "replay",
     "DatabaseError",
     "InvalidValueError",

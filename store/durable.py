@@ -36,7 +36,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from store import _sql, persist
+from store import _sql, persist, views
 from store.cache import BoundedCache, FullCache, Layer, LayerStack
 from store.codec import (
     Encoder,
@@ -213,6 +213,8 @@ class Store:
         version = conn.dialect.server_version_info or ()
         self._backend = f"{conn.dialect.name} {'.'.join(map(str, version))}".strip()
         _sql.prepare_schema(conn, target, readonly=self._readonly, script_location=script_location)
+        if not self._readonly:
+            _ensure_views(conn)
         with conn.begin():
             row = persist.find_store(conn, self._name)
         if row is None:
@@ -685,6 +687,21 @@ def _encoded_changes(
         else:
             old_text = None if old is ABSENT else enc(old)
         yield ck[0], ck[1], old_text, None if new is ABSENT else enc(new)
+
+
+def _ensure_views(conn: Connection) -> None:
+    """Create the views registered by the layers above (``store.views``) if one is missing or
+    changed: a read when they are current."""
+    with conn.begin():
+        current = views.views_current(conn)
+    if current:
+        return
+    conn.info["immediate"] = True
+    try:
+        with conn.begin():
+            views.install_views(conn)
+    finally:
+        conn.info["immediate"] = False
 
 
 def _take_lock(conn: Connection, target: _sql.Target, name: str) -> _sql.WriterLock:

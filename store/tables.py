@@ -21,6 +21,8 @@ Data model (one database holds many named stores):
              below the new layer, for commit the instance it merged into), and op-specific
              columns: ``label`` (fork), ``kind``/``key``/``value`` (put, delete), ``digest``
              (checkpoint: the state digest at that point).
+``registered_views``  one row per view a layer above the store registered (``store.views``) and
+             a writer created: its name, a digest of the text it was created from, and when.
 """
 
 from __future__ import annotations
@@ -130,4 +132,12 @@ journal = Table(
         sqlite_where=text("op IN ('fork', 'commit', 'revert')"),
         postgresql_where=text("op IN ('fork', 'commit', 'revert')"),
     ),
+)
+
+registered_views = Table(
+    "registered_views",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("digest", String(32), nullable=False),
+    Column("installed_at", Float, nullable=False),
 )
