@@ -91,6 +91,7 @@ class Store:
         self._seq = 1
         self._next_layer = 1
         self._checkpoint_seq: int | None = None
+        self._chain: str | None = None  # the journal chain at the last checkpoint
         self._digest = 0
         self._store_id = 0
         self._created_at = 0.0
@@ -262,6 +263,7 @@ class Store:
         self._next_layer = loaded.next_layer
         self._digest = loaded.digest
         self._checkpoint_seq = loaded.checkpoint_seq
+        self._chain = loaded.chain
         cache.install(loaded)
         self._cache = cache
         self._layers = cache.layers
@@ -595,6 +597,7 @@ class Store:
             self._journal.clear()
         self._seq = flushed.next_seq
         self._checkpoint_seq = flushed.checkpoint_seq
+        self._chain = flushed.chain
         self._digest = parse_digest(flushed.state_digest)
         self._last_checkpoint = _monotonic()
         self._ops_left = _CHECK_EVERY
@@ -612,17 +615,17 @@ class Store:
         truncate_from, deletes, upserts, new_layers, inserts = cache.pending_entries(sid, enc)
         seq = self._seq
         now = _now()
+        buffered = self._journal or []
         # The sequence number of a buffered entry is the store's next one plus its place in
-        # the buffer.
-        journal: list[JournalRow] = [
-            (sid, q, *r, None) for q, r in enumerate(self._journal or (), seq)
-        ]
+        # the buffer; digest and chain are a checkpoint's.
+        journal: list[JournalRow] = [(sid, q, *r, None, None) for q, r in enumerate(buffered, seq)]
         seq += len(journal)
         checkpoint_seq = self._checkpoint_seq
         layers = self._layers
         if self._journal is not None:
             top = layers[-1].instance if layers else 0
-            journal.append((sid, seq, now, "checkpoint", len(layers), top, *(None,) * 5, digest))
+            checkpoint = (now, "checkpoint", len(layers), top, None, None, None, None, None)
+            journal.append((sid, seq, *checkpoint, digest, None))  # the flush adds the chain
             checkpoint_seq = seq
             seq += 1
         return Pending(
@@ -638,6 +641,7 @@ class Store:
             next_layer=self._next_layer,
             state_digest=digest,
             checkpoint_seq=checkpoint_seq,
+            chain_previous=self._chain,
             written_at=now,
         )
 

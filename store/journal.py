@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import TracebackType
@@ -94,6 +94,7 @@ class JournalRecord:
     key: str | None
     value_json: str | None
     digest: str | None
+    chain: str | None = None  # checkpoint rows: the journal chain (store.chain)
 
     @property
     def value(self) -> Any:
@@ -158,6 +159,7 @@ _COLUMNS = (
     journal.c.key,
     journal.c.value,
     journal.c.digest,
+    journal.c.chain,
 )
 _SID = journal.c.store_id == bindparam("s")
 _RANGE = (
@@ -373,10 +375,13 @@ class Journal:
 
     # -- records -----------------------------------------------------------------------------
 
-    def records(self, *, start: int = 1, stop: int | None = None) -> Iterator[JournalRecord]:
+    def records(
+        self, *, start: int = 1, stop: int | None = None
+    ) -> Generator[JournalRecord, None, None]:
         """Every record with ``start <= seq <= stop`` (default: to the end), in order.
 
-        Streams (one read transaction while the iterator is consumed).
+        Streams (one read transaction while the iterator is consumed; close the iterator, or
+        consume it, to end it).
         """
         hi = self._info.last_seq if stop is None else stop
         params = {"s": self._info.store_id, "lo": start, "hi": hi}
@@ -386,8 +391,11 @@ class Journal:
             result = conn.execution_options(stream_results=True, yield_per=2000).execute(
                 _RANGE, params
             )
-            for row in result:
-                yield _record(row)
+            try:
+                for row in result:
+                    yield _record(row)
+            finally:
+                result.close()  # a reader that stops early leaves no server cursor open
 
     def key_writes(self, kind: str, keys: Iterable[str]) -> list[JournalRecord]:
         """The put and delete records of ``kind`` for ``keys``, in seq order (by index)."""

@@ -6,7 +6,8 @@ nothing reaches SQL until a flush (a checkpoint). :func:`flush` takes a
 :class:`store.rows.Pending` — the rows that changed since the previous flush: the base keys
 committed or written since, the dirty keys of layers that were already in SQL, every row of
 layers created since, the depth from which popped layers go, the buffered journal and the new
-counters and state digest — and writes it in one transaction. So a Fork ... Revert that never
+counters and state digest — and writes it in one transaction, with the journal chain
+(``store.chain``) of the rows in its checkpoint row. So a Fork ... Revert that never
 reaches a checkpoint costs no SQL at all, and a crash leaves the database exactly at the
 previous checkpoint. Only plain values cross: this module never sees the store's objects.
 """
@@ -21,6 +22,7 @@ from sqlalchemy import Connection, and_, bindparam, delete, func, insert, select
 from sqlalchemy.dialects import postgresql
 
 from store import _sql
+from store.chain import chain_of, chain_row
 from store.codec import EMPTY_DIGEST, decode, parse_digest
 from store.interface import ABSENT, TOMBSTONE
 from store.rows import Flushed, Loaded, Pending
@@ -40,7 +42,7 @@ _RAW = {
     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (store_id, kind, key, depth) "
     "DO UPDATE SET tombstone = excluded.tombstone, value = excluded.value",
     "insert_journal": "INSERT INTO journal (store_id, seq, ts, op, depth, layer, parent, label, "
-    "kind, key, value, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "kind, key, value, digest, chain) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 }
 _PLACEHOLDER = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 _RENDERED: dict[str, dict[str, str]] = {}
@@ -86,6 +88,9 @@ _UPDATE_STORE = (
         checkpoint_seq=bindparam("cq"),
         checkpointed_at=bindparam("ca"),
     )
+)
+_CHAIN_AT = select(journal.c.chain).where(
+    journal.c.store_id == bindparam("s"), journal.c.seq == bindparam("q")
 )
 _BASE_VALUE = select(entries.c.value).where(
     entries.c.store_id == bindparam("s"),
@@ -169,6 +174,8 @@ def load(conn: Connection, row: Any, *, with_base: bool) -> Loaded:
         journal_complete=bool(row.journal),
         checkpoint_seq=row.checkpoint_seq,
     )
+    if row.checkpoint_seq is not None:
+        loaded.chain = conn.execute(_CHAIN_AT, {"s": row.id, "q": row.checkpoint_seq}).scalar()
     layer_rows = conn.execute(
         select(layers.c.depth, layers.c.instance, layers.c.label, layers.c.created_at)
         .where(layers.c.store_id == row.id)
@@ -299,6 +306,11 @@ def flush(conn: Connection, pending: Pending) -> Flushed:
     holds ``pending``, so the call can be retried.
     """
     sid = pending.store_id
+    rows = pending.journal
+    chain = pending.chain_previous
+    if rows and rows[-1][3] == "checkpoint":
+        chain = chain_of(chain, (chain_row(*r[1:12]) for r in rows))
+        rows = [*rows[:-1], (*rows[-1][:12], chain)]
     conn.info["immediate"] = True
     try:
         with conn.begin():
@@ -317,7 +329,7 @@ def flush(conn: Connection, pending: Pending) -> Flushed:
                     ],
                 )
             _executemany(conn, "insert_entry", pending.inserts)
-            _executemany(conn, "insert_journal", pending.journal)
+            _executemany(conn, "insert_journal", rows)
             conn.execute(
                 _UPDATE_STORE,
                 {
@@ -336,6 +348,7 @@ def flush(conn: Connection, pending: Pending) -> Flushed:
         next_seq=pending.next_seq,
         checkpoint_seq=pending.checkpoint_seq,
         state_digest=pending.state_digest,
+        chain=chain,
         entry_rows=len(pending.deletes) + len(pending.upserts) + len(pending.inserts),
-        journal_rows=len(pending.journal),
+        journal_rows=len(rows),
     )

@@ -37,6 +37,7 @@ class Loaded:
     digest: int
     journal_complete: bool
     checkpoint_seq: int | None
+    chain: str | None = None  # the journal chain recorded at the last checkpoint (store.chain)
     # Every base value (kind -> key -> value); left empty for a bounded cache.
     base: dict[str, dict[str, Any]] = field(default_factory=dict)
     # (instance, label, created_at, changes) per open layer, depth 1 first; a change is a
@@ -66,15 +67,20 @@ class Pending:
     next_layer: int  # the next layer instance id
     state_digest: str
     checkpoint_seq: int | None  # the seq of the newest checkpoint row (this flush's, if any)
+    # The journal chain (store.chain) of the previous checkpoint: when ``journal`` ends with a
+    # checkpoint row, the flush hashes the rows into that row's chain.
+    chain_previous: str | None
     written_at: float
 
 
 @dataclass(frozen=True, slots=True)
 class Flushed:
-    """What a flush wrote: the store's counters as they now are in SQL, and row counts."""
+    """What a flush wrote: the store's counters as they now are in SQL (``chain``: the journal
+    chain at the newest checkpoint), and row counts."""
 
     next_seq: int
     checkpoint_seq: int | None
     state_digest: str
+    chain: str | None
     entry_rows: int
     journal_rows: int
