@@ -1,4 +1,4 @@
-"""``ClusterSnapshot``: nodes and pods next to the DRA snapshot, on one store (spec §3.4-§3.5, §6).
+"""``ClusterSnapshot``: nodes and pods next to the DRA snapshot, on one store.
 
 Store kinds added to the DRA ones: ``Node`` (key: node name; value: the Node) and ``Pod`` (key:
 ``namespace/name``; value: the Pod with ``spec.nodeName`` set: only scheduled pods are held, as
@@ -15,7 +15,8 @@ the pods already there; its unallocated claims are allocated together on that no
 structured allocator, with every allocated device excluded) and stored through
 ``signal_claim_pending_allocation``; then the pod is reserved on all its claims, every claim is
 checked to be allocated and available on the node, and the pod is bound. Like upstream, there is
-no rollback when the reservation step fails after allocating (spec §3.4).
+no rollback when the reservation step fails after allocating. Upstream:
+``cluster-autoscaler/simulator/clustersnapshot/predicate/predicate_snapshot.go``.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ class ClusterSnapshot:
 
         ``claims`` are the pods' own (pod-owned) claims, allocated, to track; shared claims must
         already be tracked. Each pod is reserved on its claims, which must be allocated and
-        available on the node. Not transactional on error, as upstream (spec §3.4).
+        available on the node. Not transactional on error, as upstream (``predicate_snapshot.go``).
 
         Raises:
             AlreadyTrackedError: the node, its slices or a claim is already tracked.

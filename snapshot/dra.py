@@ -1,4 +1,4 @@
-"""``DraSnapshot``: cluster-autoscaler's DRA snapshot (spec §2-§3) on drasnap's versioned store.
+"""``DraSnapshot``: cluster-autoscaler's DRA snapshot on drasnap's versioned store.
 
 Data model in the store (part of the on-disk format that SQL users query):
 
@@ -13,10 +13,12 @@ kind                key                                     value
 
 Layers are the store's: :meth:`DraSnapshot.fork`, :meth:`~DraSnapshot.commit` and
 :meth:`~DraSnapshot.revert` move every kind in lock-step, Commit merges one level and the base
-cannot be reverted (spec §2.7, §6.2). Objects are wire-format dicts. Values in the store are
-shared and read-only: the snapshot never mutates an object it was given or read, it writes new
-dicts built copy-on-write along the changed path (:mod:`snapshot.claims`), and every
-read-modify-write re-reads the claim from the store (no stale caller object, sigs #33/#37).
+cannot be reverted, as upstream's
+``cluster-autoscaler/simulator/dynamicresources/snapshot/snapshot.go``. Objects are wire-format
+dicts. Values in the store are shared and read-only: the snapshot never mutates an object it
+was given or read, it writes new dicts built copy-on-write along the changed path
+(:mod:`snapshot.claims`), and every read-modify-write re-reads the claim from the store (no
+stale caller object, sigs #33/#37).
 
 Derived state, in memory only (:mod:`snapshot.dra_index`): the allocated-device index behind
 ``resource_claims.list_all_allocated_devices()`` (read on every scheduling attempt) and the
@@ -226,7 +228,7 @@ class DraSnapshot:
         self._slice_list.invalidate()
         self._class_list.invalidate()
 
-    # -- layers (spec §2.7) --------------------------------------------------------------------
+    # -- layers ---------------------------------------------------------------------------------
 
     @property
     def depth(self) -> int:
@@ -264,7 +266,7 @@ class DraSnapshot:
         claim: KubeObject | None = self._store.get(CLAIM_KIND, key)
         return claim
 
-    # -- claims of a pod (spec §2.4) -----------------------------------------------------------
+    # -- claims of a pod -----------------------------------------------------------------------
 
     def _pod_claims(self, pod: KubeObject, *, strict: bool) -> list[tuple[str, KubeObject]]:
         """``(key, claim)`` per reference, in spec order; lenient mode skips what it can't find."""
@@ -341,10 +343,10 @@ class DraSnapshot:
     def remove_pod_owned_claims(self, pod: KubeObject) -> None:
         """Drop the claims ``pod`` owns and its reservation on the others (a node removal).
 
-        Owned claims (spec §3.1) are deleted; shared ones lose the pod's first reservation
-        entry and keep their allocation. References that cannot be resolved and claims that
-        are not tracked (or were deleted by an earlier reference of the same pod) are skipped
-        (sigs #31/#32). Never raises for missing claims.
+        Owned claims (whose controller owner is the pod) are deleted; shared ones lose the pod's
+        first reservation entry and keep their allocation. References that cannot be resolved
+        and claims that are not tracked (or were deleted by an earlier reference of the same
+        pod) are skipped (sigs #31/#32). Never raises for missing claims.
         """
         for key, _ in self._pod_claims(pod, strict=False):
             current = self._claim(key)  # re-read: an earlier reference may have changed it
@@ -414,7 +416,7 @@ class DraSnapshot:
             if updated is not current:
                 self._set_claim(key, updated)
 
-    # -- slices (spec §2.5) --------------------------------------------------------------------
+    # -- slices ---------------------------------------------------------------------------------
 
     def node_resource_slices(self, node_name: str) -> list[KubeObject] | None:
         """A new list of the node's local slices, or None when the node has no entry.

@@ -1,9 +1,10 @@
-"""The scheduler-facing views of a :class:`snapshot.dra.DraSnapshot` (spec §2.3).
+"""The scheduler-facing views of a :class:`snapshot.dra.DraSnapshot`.
 
 ``resource_claims`` (the scheduler's ResourceClaimTracker), ``resource_slices``
 (ResourceSliceLister) and ``device_classes`` (DeviceClassLister): thin objects holding the
 store and the derived indexes they serve (:mod:`snapshot.dra_index`). Also the store kinds and
-the global-slices key.
+the global-slices key. Upstream: ``snapshot_claim_tracker.go``, ``snapshot_slice_lister.go`` and
+``snapshot_class_lister.go`` in ``cluster-autoscaler/simulator/dynamicresources/snapshot/``.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class ResourceClaimTracker:
         self._store.put(CLAIM_KIND, key, allocated_claim)
 
     def claim_has_pending_allocation(self, claim_uid: str) -> bool:
-        """Always False: the snapshot applies allocations synchronously (spec §2.3)."""
+        """Always False: the snapshot applies allocations synchronously (as upstream's tracker)."""
         return False
 
 

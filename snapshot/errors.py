@@ -11,7 +11,8 @@ The tree::
     ├── AllocationError                the allocator hit what upstream treats as an error
     └── SchedulingError                a pod cannot be placed (cluster snapshot)
 
-Messages follow cluster-autoscaler's wording where it has one (spec §2-§3), and name the
+Messages follow cluster-autoscaler's wording where it has one
+(``cluster-autoscaler/simulator/dynamicresources/snapshot/``), and name the
 object (kind, namespace/name) and the field.
 """
 

@@ -1,11 +1,12 @@
-"""``MemoryStore``: cluster-autoscaler's patch set (spec §1) as a Python class, no persistence.
+"""``MemoryStore``: cluster-autoscaler's patch set as a Python class, without persistence.
 
 Data model: a stack of patches, base first. Each patch holds, per kind, ``modified`` (key ->
 value) and ``deleted`` (tombstones); within a patch a key is never in both. A read resolves the
 newest patch that mentions the key, tombstones checked first. A per-kind read cache memoises
 resolved lookups (with negative entries), and a per-kind "in sync" flag says the cache holds
 every live key so ``items`` can be served from it. Fork and Commit keep the cache; Revert
-evicts exactly the keys of the dropped patch (spec §1.2-§1.3).
+evicts exactly the keys of the dropped patch. Upstream: ``PatchSet`` and ``Patch`` in
+``cluster-autoscaler/simulator/common/patchset.go`` and ``patch.go``.
 
 It is the reference model the durable :class:`store.Store` is tested against, and a backend of
 its own for users who want speed without durability. Not thread-safe.
@@ -55,7 +56,7 @@ class _Patch:
         dels.add(key)
 
     def merge_from(self, top: _Patch) -> None:
-        """Apply ``top`` onto this patch: sets, then tombstones (spec §1.1 mergePatchesInPlace)."""
+        """Apply ``top`` onto this patch: sets, then tombstones (upstream's mergePatchesInPlace)."""
         for kind, mod in top.modified.items():
             for key, value in mod.items():
                 self.set(kind, key, value)
@@ -293,7 +294,7 @@ class MemoryStore:
             for f in fs:
                 f.changed(kind, key, ABSENT)
 
-    # -- white-box view for the spec's cache tests (§4.2 TestPatchSetCache) ---------------------
+    # -- white-box view for the cache tests (upstream's TestPatchSetCache in patchset_test.go) --
 
     def _drop_cache(self) -> None:
         """Forget every cached lookup, as if the layers had been built without the cache."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import pkgutil
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,15 @@ def test_the_stores_keep_their_contracts(tmp_path: Path) -> None:
     with store.open_state(tmp_path / "s.db") as state:
         assert isinstance(state, store.ReadOnlyState)
         assert not isinstance(state, store.VersionedStore)  # a state to read, not to write
+
+
+@pytest.mark.parametrize("package", [store, snapshot], ids=["store", "snapshot"])
+def test_the_package_docstring_names_every_module(package: object) -> None:
+    """The structure written out in the package's docstring matches its files."""
+    doc = package.__doc__ or ""
+    names = {
+        info.name
+        for info in pkgutil.iter_modules(package.__path__)  # type: ignore[attr-defined]
+    }
+    missing = sorted(name for name in names if f"``{name}``" not in doc)
+    assert not missing, f"{package.__name__}'s docstring does not describe {missing}"

@@ -1,6 +1,6 @@
 """The stores a benchmark runs the same workload on, side by side.
 
-- ``deepcopy``: the design before the patch layers (spec §2.7, upstream's old ``Clone()``):
+- ``deepcopy``: the design before the patch layers (upstream's old ``Clone()``):
   Fork copies the whole state — every ResourceClaim deep-copied, every other kind's dict copied
   (slices and classes were shallow-copied upstream) — Revert drops the copy, Commit keeps it. It
   is the baseline, written as simply as upstream had it.

@@ -1,4 +1,4 @@
-"""``drasnap bench snapshot``: upstream's DRA snapshot micro-benchmarks (spec §5.1), per backend.
+"""``drasnap bench snapshot``: upstream's DRA snapshot micro-benchmarks, per backend.
 
 At 1k and 10k claims (allocated, one GPU each, 8 per node, reserved by their pods): get a claim,
 list the claims, list all allocated devices, read a node's slices, fork+revert, and reserve +

@@ -3,7 +3,7 @@
 Every workload builds its starting state untimed, then times what it is about, and returns the
 final state digest, so a test can check that every backend ends in the same state.
 
-- ``schedule-revert``: upstream's ``BenchmarkScheduleRevert`` shape (spec §5.1): N nodes with a
+- ``schedule-revert``: upstream's ``BenchmarkScheduleRevert`` shape: N nodes with a
   slice of D devices each and C pods per node holding allocated, reserved claims; then, for each
   of I pending pods (one unallocated one-GPU claim each, created up front): Fork, schedule it on
   the next node (allocating its claim), then Commit every K-th time and Revert otherwise.
@@ -171,7 +171,8 @@ def fork_revert_samples(
     store.fork()
     store.revert()
     once = time.perf_counter() - began
-    # A batch lasts ~50 ms at most: deepcopy's Fork of a large state takes whole seconds.
+    # A batch is capped at 0.05 s of work: deepcopy's Fork of a large state is slow enough
+    # that a fixed count of them would run for minutes.
     batch = max(1, min(int(batch * timing.scale()), int(0.05 / max(once, 1e-9))))
     out = []
     enabled = gc.isenabled()

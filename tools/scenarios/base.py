@@ -34,7 +34,8 @@ class ScenarioError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
-    """Scenario sizes; the defaults are upstream's RunOnce DRA benchmarks (spec §5.2)."""
+    """Scenario sizes; the defaults are upstream's RunOnce DRA benchmarks
+    (``cluster-autoscaler/core/bench/benchmark_runonce_test.go``)."""
 
     scenario: str
     seed: int = 0

@@ -1,4 +1,4 @@
-"""Generated cluster objects in the shape of upstream's DRA RunOnce benchmarks (spec §5.2).
+"""Generated cluster objects in the shape of upstream's DRA RunOnce benchmarks.
 
 One DeviceClass (``gpu.example.com``, every device of the driver), one claim template asking
 for one GPU, GPU nodes whose node-local slice (pool = node name, one slice) lists ``gpus``

@@ -1,4 +1,4 @@
-"""Scale-down: upstream's ``BenchmarkRunOnceScaleDownDRA`` loop (spec §5.2, the RemovalSimulator).
+"""Scale-down: upstream's ``BenchmarkRunOnceScaleDownDRA`` loop (and the RemovalSimulator).
 
 For each candidate node in name order: Fork, unschedule its pods, remove the node, try to place
 each pod on the remaining nodes (first fit, in name order); Commit if all fit, else Revert.

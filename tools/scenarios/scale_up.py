@@ -1,4 +1,4 @@
-"""Scale-up: upstream's ``BenchmarkRunOnceScaleUpDRA`` loop (spec §5.2).
+"""Scale-up: upstream's ``BenchmarkRunOnceScaleUpDRA`` loop.
 
 For each node group in turn: Fork, add template nodes one by one and bin-pack the pending pods
 onto them (each pod tries the newest node, then a new one), record how many nodes the group
