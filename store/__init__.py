@@ -9,13 +9,14 @@ store keeps is read back with ``Journal`` (records, layer fates), ``replay``/``o
 The package, module by module: ``interface`` holds the contracts (``VersionedStore``,
 ``ReadOnlyState``, ``Follower``) and the sentinels, ``followers`` how derived state follows the
 layers, ``codec`` the value check, canonical encoding and state digest, and ``options`` the
-durable store's options and their defaults. ``memory`` is the in-memory store; the durable one
-is ``durable`` (lifecycle, journal buffer, checkpoint policy) over ``cache`` (its layers and read
-cache, one class per cache strategy), which hands each flush a plain ``Pending`` (``rows``) that
-``persist`` (the SQL side: loading, base reads, the flush) writes. ``tables`` is the data model
-in SQL (the Alembic migrations in ``migrations/`` create it), ``_sql`` creates engines, upgrades
-the schema, takes the writer lock and translates driver errors (``errors`` is the error tree),
-and ``views`` creates the SQL views the layers above register. ``journal`` reads the journal and
+durable store's options and their defaults. ``memory`` is the in-memory store. The durable one
+is ``durable`` (the store: journal buffer, checkpoint policy, digest) over ``cache`` (its layers
+and read cache, one class per cache strategy) and ``opening`` (connecting, locking, loading,
+dropping); at a checkpoint ``pending`` plans a plain ``Pending`` (``rows``), which ``persist``
+(the SQL side: loading, base reads, the flush) writes. ``tables`` is the data model in SQL (the
+Alembic migrations in ``migrations/`` create it), ``_sql`` creates engines, upgrades the schema,
+takes the writer lock and translates driver errors (``errors`` is the error tree), and
+``views`` creates the SQL views the layers above register. ``journal`` reads the journal and
 gives each layer its fate, ``chain`` is the digest that seals the journal rows at every
 checkpoint, ``playback`` replays a journal (replay, the state at a point, diffs), ``jsondiff``
 diffs two values field by field, and ``sql_query`` runs read-only SQL.

@@ -1,11 +1,12 @@
 """``Store``: the durable versioned store — patch layers in memory, written behind to SQL.
 
-The store owns its lifecycle (open, lock, close), the journal buffer, the checkpoint policy and
-the state digest. Its layers and read cache are a :mod:`store.cache` strategy (every value in
-memory by default; ``cache_size=N`` for a bounded cache whose misses read SQL), whose data
-model is written out there; ``store.tables`` has the one in SQL. A checkpoint builds a
-:class:`store.rows.Pending` (rows, counters, digest) and hands it to :func:`store.persist.flush`,
-which writes it in one transaction: only plain values cross to the SQL side.
+The store owns its state: the journal buffer, the counters, the checkpoint policy and the state
+digest. Its layers and read cache are a :mod:`store.cache` strategy (every value in memory by
+default; ``cache_size=N`` for a bounded cache whose misses read SQL), whose data model is
+written out there; ``store.tables`` has the one in SQL, and :mod:`store.opening` connects,
+locks and loads. A checkpoint plans a :class:`store.rows.Pending` (rows, counters, digest:
+:func:`store.pending.plan`) and hands it to :func:`store.persist.flush`, which writes it in one
+transaction and answers what it wrote: only plain values cross to the SQL side.
 
 Durability: after ``checkpoint()`` returns, the state (open layers and labels included) survives
 the process being killed; with ``sync="full"`` it also survives a power cut. Reopening after a
@@ -25,21 +26,17 @@ see the last checkpoint and never block the writer. A Store is not thread-safe.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
 import time
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection
 
-from store import _sql, persist, views
+from store import _sql, opening, pending, persist
 from store.cache import BoundedCache, FullCache, Layer, LayerStack
 from store.codec import (
-    Encoder,
     check_name,
     check_text,
     checked_encoding,
@@ -51,15 +48,13 @@ from store.codec import (
 )
 from store.errors import (
     InvalidValueError,
-    NotADatabaseError,
     ReadOnlyError,
     StoreClosedError,
-    StoreNotFoundError,
 )
-from store.followers import Follower, Followers
+from store.followers import Followed
 from store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
 from store.options import StoreOptions, check_store_name
-from store.rows import JournalRow, Loaded, Pending
+from store.rows import Loaded
 
 Key = tuple[str, str]
 _now = time.time
@@ -68,7 +63,7 @@ _CHECK_EVERY = 256  # ops between looks at the clock for the automatic checkpoin
 _DEFAULTS = StoreOptions()
 
 
-class Store:
+class Store(Followed):
     """A durable, versioned key-value store of JSON values, organised as patch layers.
 
     Open it with :meth:`Store.open`; see the module docstring for durability and concurrency,
@@ -97,15 +92,13 @@ class Store:
         self._created_at = 0.0
         self._ops_left = _CHECK_EVERY
         self._last_checkpoint = _monotonic()
-        self._engine: Engine | None = None
+        self._connected: opening.Connected | None = None
         self._conn: Connection | None = None
-        self._lock: _sql.WriterLock | None = None
         self._target: _sql.Target | None = None
         self._apply_policy(_DEFAULTS)
         self._journal_complete = True
         self._backend = ""
-        self._followers = Followers()
-        self._followed = self._followers.by_kind
+        super().__init__()
 
     def _apply_policy(self, options: StoreOptions) -> None:
         self._options = options
@@ -145,23 +138,29 @@ class Store:
         StoreOptions.check_known(options)
         check_store_name(name)
         settings = StoreOptions(**options)
+        connected, loaded = opening.connect(
+            target, name, readonly=readonly, options=settings, script_location=script_location
+        )
         store = cls()
-        target_info = _sql.parse_target(target)
-        if readonly and target_info.path is not None and not target_info.path.exists():
-            raise NotADatabaseError(f"{target_info.display} does not exist")
-        store._target = target_info
         store._name = name
         store._readonly = readonly
         store._apply_policy(settings)
-        engine = _sql.create(target_info, sync=settings.sync, readonly=readonly)
-        store._engine = engine
-        try:
-            with _sql.translate(target_info, f"opening store {name!r}"):
-                store._conn = _sql.connect(engine, target_info)
-                store._attach(script_location, settings)
-        except BaseException:
-            store._teardown()
-            raise
+        store._connected = connected
+        store._target = connected.target
+        store._conn = connected.conn
+        store._backend = connected.backend
+        journal_on = settings.journal
+        if not readonly:
+            store._journal = [] if journal_on else None
+        store._journal_complete = loaded.journal_complete and journal_on
+        cache: LayerStack
+        if settings.cache_size is None:
+            cache = FullCache()
+        else:
+            assert connected.conn is not None
+            base = persist.SqlBase(connected.conn, loaded.store_id, connected.target)
+            cache = BoundedCache(settings.cache_size, base)
+        store._install(cache, loaded)
         store._closed = False
         store._blocked = readonly
         return store
@@ -176,85 +175,7 @@ class Store:
             NotADatabaseError, SchemaVersionError, DatabaseError: as for :meth:`open`.
         """
         check_store_name(name)
-        target_info = _sql.parse_target(target)
-        if target_info.path is not None and not target_info.path.exists():
-            return False
-        engine = _sql.create(target_info)
-        conn: Connection | None = None
-        lock: _sql.WriterLock | None = None
-        try:
-            with _sql.translate(target_info, f"dropping store {name!r}"):
-                conn = _sql.connect(engine, target_info)
-                _sql.prepare_schema(conn, target_info, readonly=True)
-                with conn.begin():
-                    row = persist.find_store(conn, name)
-                if row is None:
-                    return False
-                lock = _take_lock(conn, target_info, name)
-                conn.info["immediate"] = True
-                try:
-                    with conn.begin():
-                        persist.drop_store(conn, row.id)
-                finally:
-                    conn.info["immediate"] = False
-                return True
-        finally:
-            if lock is not None:
-                lock.release(conn)
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    conn.close()
-            engine.dispose()
-
-    def _attach(self, script_location: Path | None, settings: StoreOptions) -> None:
-        conn = self._conn
-        target = self._target
-        assert conn is not None and target is not None
-        journal_on = settings.journal
-        version = conn.dialect.server_version_info or ()
-        self._backend = f"{conn.dialect.name} {'.'.join(map(str, version))}".strip()
-        _sql.prepare_schema(conn, target, readonly=self._readonly, script_location=script_location)
-        if not self._readonly:
-            _ensure_views(conn)
-        with conn.begin():
-            row = persist.find_store(conn, self._name)
-        if row is None:
-            if self._readonly:
-                raise StoreNotFoundError(f"no store named {self._name!r} in {target.display}")
-            conn.info["immediate"] = True
-            try:
-                with conn.begin():
-                    if persist.find_store(conn, self._name) is None:
-                        persist.create_store(conn, self._name, journal_on=journal_on)
-            finally:
-                conn.info["immediate"] = False
-        if not self._readonly:
-            self._lock = _take_lock(conn, target, self._name)
-        bounded = settings.cache_size
-        with _sql.snapshot(conn), conn.begin():
-            row = persist.find_store(conn, self._name)
-            loaded = persist.load(conn, row, with_base=bounded is None)
-        if not self._readonly:
-            conn.info["immediate"] = True
-            try:
-                with conn.begin():
-                    persist.claim_store(
-                        conn,
-                        loaded.store_id,
-                        pid=os.getpid(),
-                        host=socket.gethostname(),
-                        journal_on=journal_on,
-                    )
-            finally:
-                conn.info["immediate"] = False
-            self._journal = [] if journal_on else None
-        self._journal_complete = loaded.journal_complete and journal_on
-        cache: LayerStack
-        if bounded is None:
-            cache = FullCache()
-        else:
-            cache = BoundedCache(bounded, persist.SqlBase(conn, loaded.store_id, target))
-        self._install(cache, loaded)
+        return opening.drop(target, name)
 
     def _install(self, cache: LayerStack, loaded: Loaded) -> None:
         self._store_id = loaded.store_id
@@ -285,25 +206,9 @@ class Store:
             self.__dict__.pop("get", None)
             self._cache = FullCache()
             self._layers = self._cache.layers
-            self._teardown()
-
-    def _teardown(self) -> None:
-        conn = self._conn
-        if self._lock is not None:
-            if conn is not None and not self._readonly:
-                # Best effort: the holder pid is only advice; the lock itself is what counts.
-                with contextlib.suppress(Exception), conn.begin():
-                    persist.release_store(conn, self._store_id)
-            self._lock.release(conn)
-            self._lock = None
-        if conn is not None:
-            # Closing a broken connection must not mask the error that broke it.
-            with contextlib.suppress(Exception):
-                conn.close()
+            if self._connected is not None:
+                opening.disconnect(self._connected)
             self._conn = None
-        if self._engine is not None:
-            self._engine.dispose()
-            self._engine = None
 
     def __enter__(self) -> Store:
         return self
@@ -363,15 +268,6 @@ class Store:
             raise StoreClosedError(f"Cannot read from a closed store ({self._name!r}).")
 
     # -- followers -------------------------------------------------------------------------------
-
-    def follow(self, kinds: Iterable[str], follower: Follower) -> None:
-        """Tell ``follower`` of every later change of the effective values of ``kinds``
-        (see :mod:`store.followers`)."""
-        self._followers.add(kinds, follower)
-
-    def unfollow(self, follower: Follower) -> None:
-        """Stop telling ``follower`` of changes."""
-        self._followers.remove(follower)
 
     def _tell_restored(self, undo: dict[Key, Any]) -> None:
         """Tell the followers the values a revert restored, newest change first (with a
@@ -512,7 +408,7 @@ class Store:
         changes = list(self._cache.digest_changes())
         if any(old is MISS for _, old, _ in changes):
             return self._full_digest()
-        return format_digest(digest_after(self._digest, _encoded_changes(changes, encode)))
+        return format_digest(digest_after(self._digest, pending.encoded_changes(changes, encode)))
 
     def _full_digest(self) -> str:
         total = 0
@@ -589,8 +485,20 @@ class Store:
             return
         conn = self._conn
         assert conn is not None
+        sid = self._store_id
         with _sql.translate(self._require_target(), f"checkpointing store {self._name!r}"):
-            flushed = persist.flush(conn, self._pending(conn))
+            owed = pending.plan(
+                self._cache,
+                self._journal,
+                store_id=sid,
+                next_seq=self._seq,
+                next_layer=self._next_layer,
+                digest=self._digest,
+                checkpoint_seq=self._checkpoint_seq,
+                chain=self._chain,
+                resolve=lambda keys: persist.resolved_encoded(conn, sid, keys),
+            )
+            flushed = persist.flush(conn, owed)
         # Written: now (and only now) the memory side may forget what it kept for SQL.
         self._cache.flushed()
         if self._journal is not None:
@@ -601,49 +509,6 @@ class Store:
         self._digest = parse_digest(flushed.state_digest)
         self._last_checkpoint = _monotonic()
         self._ops_left = _CHECK_EVERY
-
-    def _pending(self, conn: Connection) -> Pending:
-        """Everything the next flush writes, as plain rows (nothing in memory changes)."""
-        cache = self._cache
-        sid = self._store_id
-        enc = Encoder(cache.encoded.values())
-        changes = list(cache.digest_changes())
-        unknown = [ck for ck, old, _ in changes if old is MISS]
-        in_sql = persist.resolved_encoded(conn, sid, unknown) if unknown else {}
-        total = digest_after(self._digest, _encoded_changes(changes, enc, in_sql))
-        digest = format_digest(total)
-        truncate_from, deletes, upserts, new_layers, inserts = cache.pending_entries(sid, enc)
-        seq = self._seq
-        now = _now()
-        buffered = self._journal or []
-        # The sequence number of a buffered entry is the store's next one plus its place in
-        # the buffer; digest and chain are a checkpoint's.
-        journal: list[JournalRow] = [(sid, q, *r, None, None) for q, r in enumerate(buffered, seq)]
-        seq += len(journal)
-        checkpoint_seq = self._checkpoint_seq
-        layers = self._layers
-        if self._journal is not None:
-            top = layers[-1].instance if layers else 0
-            checkpoint = (now, "checkpoint", len(layers), top, None, None, None, None, None)
-            journal.append((sid, seq, *checkpoint, digest, None))  # the flush adds the chain
-            checkpoint_seq = seq
-            seq += 1
-        return Pending(
-            store_id=sid,
-            truncate_from=truncate_from,
-            deletes=deletes,
-            upserts=upserts,
-            new_layers=new_layers,
-            inserts=inserts,
-            journal=journal,
-            depth=len(layers),
-            next_seq=seq,
-            next_layer=self._next_layer,
-            state_digest=digest,
-            checkpoint_seq=checkpoint_seq,
-            chain_previous=self._chain,
-            written_at=now,
-        )
 
     def maybe_checkpoint(self) -> bool:
         """Checkpoint if the policy says it is due (interval elapsed or too much pending).
@@ -673,52 +538,3 @@ class Store:
     def _require_target(self) -> _sql.Target:
         assert self._target is not None
         return self._target
-
-
-def _encoded_changes(
-    changes: list[tuple[Key, Any, Any]],
-    enc: Any,
-    in_sql: dict[Key, str | None] | None = None,
-) -> Iterator[tuple[str, str, str | None, str | None]]:
-    """``(kind, key, old encoding, new encoding)`` for :func:`digest_after`; an unknown old
-    value (MISS) is the one ``in_sql`` holds."""
-    for ck, old, new in changes:
-        if old is new:
-            continue
-        if old is MISS:
-            assert in_sql is not None
-            old_text = in_sql[ck]
-        else:
-            old_text = None if old is ABSENT else enc(old)
-        yield ck[0], ck[1], old_text, None if new is ABSENT else enc(new)
-
-
-def _ensure_views(conn: Connection) -> None:
-    """Create the views registered by the layers above (``store.views``) if one is missing or
-    changed: a read when they are current."""
-    with conn.begin():
-        current = views.views_current(conn)
-    if current:
-        return
-    conn.info["immediate"] = True
-    try:
-        with conn.begin():
-            views.install_views(conn)
-    finally:
-        conn.info["immediate"] = False
-
-
-def _take_lock(conn: Connection, target: _sql.Target, name: str) -> _sql.WriterLock:
-    """The writer lock of store ``name``, or ``StoreLockedError`` naming its holder."""
-    lock = _sql.WriterLock(target, name)
-    deadline = _monotonic() + _sql.STALE_LOCK_WAIT
-    while not lock.acquire(conn):
-        with conn.begin():
-            holder = persist.find_store(conn, name)
-        pid, host = (holder.holder_pid, holder.holder_host) if holder else (None, None)
-        # A holder killed a moment ago may still hold it on PostgreSQL, until the server
-        # notices the dropped connection: wait for that, not for a live holder.
-        if not _sql.holder_is_gone(pid, host) or _monotonic() > deadline:
-            raise _sql.locked_error(name, target.display, pid, host)
-        time.sleep(0.02)
-    return lock

@@ -47,30 +47,29 @@ from collections.abc import Iterable
 
 from store.interface import ABSENT, Follower
 
-__all__ = ["ABSENT", "Follower", "Followers"]
+__all__ = ["ABSENT", "Followed", "Follower"]
 
 
-class Followers:
-    """The followers of one store, by kind: ``by_kind`` is what the store's writes look up."""
-
-    __slots__ = ("by_kind",)
+class Followed:
+    """The followers of a store, by kind: the ``follow``/``unfollow`` both stores inherit, and
+    ``_followed``, the table their writes look a kind up in (empty: nobody follows)."""
 
     def __init__(self) -> None:
-        self.by_kind: dict[str, tuple[Follower, ...]] = {}
+        self._followed: dict[str, tuple[Follower, ...]] = {}
 
-    def add(self, kinds: Iterable[str], follower: Follower) -> None:
-        """Tell ``follower`` of every later change of ``kinds`` (once per kind, however often
-        it is added)."""
+    def follow(self, kinds: Iterable[str], follower: Follower) -> None:
+        """Tell ``follower`` of every later change of the effective values of ``kinds`` (see
+        :mod:`store.followers`); once per kind, however often it is added."""
         for kind in kinds:
-            present = self.by_kind.get(kind, ())
+            present = self._followed.get(kind, ())
             if not any(f is follower for f in present):
-                self.by_kind[kind] = (*present, follower)
+                self._followed[kind] = (*present, follower)
 
-    def remove(self, follower: Follower) -> None:
-        """Stop telling ``follower`` anything (a no-op if it was not following)."""
-        for kind, present in list(self.by_kind.items()):
+    def unfollow(self, follower: Follower) -> None:
+        """Stop telling ``follower`` of changes (a no-op if it was not following)."""
+        for kind, present in list(self._followed.items()):
             kept = tuple(f for f in present if f is not follower)
             if kept:
-                self.by_kind[kind] = kept
+                self._followed[kind] = kept
             else:
-                del self.by_kind[kind]
+                del self._followed[kind]

@@ -18,13 +18,12 @@ mutate them; ``put`` a new value instead. The store never mutates a value after 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
 from store.codec import check_name, check_text, check_value, digest_of
 from store.errors import InvalidValueError
-from store.followers import Follower, Followers
+from store.followers import Followed
 from store.interface import ABSENT, MISS, LayerInfo
 
 
@@ -68,7 +67,7 @@ class _Patch:
         return sum(map(len, self.modified.values())) + sum(map(len, self.deleted.values()))
 
 
-class MemoryStore:
+class MemoryStore(Followed):
     """The in-memory patch-set store: same interface as :class:`store.Store`, nothing durable.
 
     >>> s = MemoryStore()
@@ -88,17 +87,7 @@ class MemoryStore:
         self._patches: list[_Patch] = [_Patch(None)]
         self._cache: dict[str, dict[str, Any]] = {}
         self._in_sync: set[str] = set()
-        self._followers = Followers()
-        self._followed = self._followers.by_kind
-
-    def follow(self, kinds: Iterable[str], follower: Follower) -> None:
-        """Tell ``follower`` of every later change of the effective values of ``kinds``
-        (see :mod:`store.followers`)."""
-        self._followers.add(kinds, follower)
-
-    def unfollow(self, follower: Follower) -> None:
-        """Stop telling ``follower`` of changes."""
-        self._followers.remove(follower)
+        super().__init__()
 
     # -- lifecycle (nothing to do: kept so both backends are interchangeable) -----------------
 
