@@ -22,11 +22,11 @@ no rollback when the reservation step fails after allocating. Upstream:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from snapshot.allocator import allocate
 from snapshot.claims import is_allocated, key_of
@@ -40,7 +40,7 @@ from snapshot.errors import (
 )
 from snapshot.objects import KubeObject, name_of
 from snapshot.pod_index import NOTHING as _NOTHING
-from snapshot.pod_index import Memo, PodIndex, remembered
+from snapshot.pod_index import PodIndex
 from snapshot.pods import Resources, node_allocatable, node_name_of, pod_key, pod_requests
 from snapshot.pools import node_selector_matches
 from store import Store, VersionedStore
@@ -427,15 +427,33 @@ class ClusterSnapshot:
         return [*local, *global_slices] if global_slices else list(local)
 
 
-_ALLOCATABLE: Memo = {}
-_DEVICE_NAMES: Memo = {}
-_SLICE_LISTS: Memo = {}
+_Derived = TypeVar("_Derived")
+_Cache = dict[int, tuple[Any, Any]]
+
+
+def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
+    """``derive(obj)``, remembered per object: store values are never mutated (the store's
+    contract), so the object identifies what is derived from it. Each cache is bounded."""
+    hit = cache.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        value: _Derived = hit[1]
+        return value
+    if len(cache) > 100_000:
+        cache.clear()
+    value = derive(obj)
+    cache[id(obj)] = (obj, value)
+    return value
+
+
+_ALLOCATABLE: _Cache = {}
+_DEVICE_NAMES: _Cache = {}
+_SLICE_LISTS: _Cache = {}
 PoolKey = tuple[str, str]
 PoolDevices = tuple[PoolKey, frozenset[str]]
 
 
 def _allocatable(node: KubeObject) -> Resources:
-    return remembered(_ALLOCATABLE, node, node_allocatable)
+    return _remembered(_ALLOCATABLE, node, node_allocatable)
 
 
 def _names_of_devices(slice_: KubeObject) -> PoolDevices:
@@ -446,7 +464,7 @@ def _names_of_devices(slice_: KubeObject) -> PoolDevices:
 
 def _device_names(slice_: KubeObject) -> PoolDevices:
     """(driver, pool) and the names of the devices of a slice."""
-    return remembered(_DEVICE_NAMES, slice_, _names_of_devices)
+    return _remembered(_DEVICE_NAMES, slice_, _names_of_devices)
 
 
 def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
@@ -459,7 +477,7 @@ def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices,
 def _slice_list_devices(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
     """Of a stored slice list (one node's, or the global one): whether a pool of it spreads
     over several slices (then every slice counts), and the devices of each slice."""
-    return remembered(_SLICE_LISTS, slices, _devices_of_list)
+    return _remembered(_SLICE_LISTS, slices, _devices_of_list)
 
 
 def _free_in(pools: Iterable[PoolDevices], allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:

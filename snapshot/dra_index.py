@@ -36,9 +36,12 @@ class DeviceIndex:
     this slice taken?" is then one C-level subset test instead of a Python loop of lookups.
     """
 
-    __slots__ = ("by_claim", "by_pool", "frozen", "refs")
+    __slots__ = ("allocations", "by_claim", "by_pool", "frozen", "refs")
 
     def __init__(self) -> None:
+        # The status.allocation object each claim's devices were read from: a write that keeps
+        # it (a reservation) changes nothing here, and values are never mutated.
+        self.allocations: dict[str, Any] = {}
         self.by_claim: dict[str, Devices] = {}
         self.refs: dict[DeviceID, int] = {}
         self.by_pool: dict[tuple[str, str], set[str]] = {}
@@ -53,7 +56,17 @@ class DeviceIndex:
 
     def changed(self, kind: str, key: str, value: Any) -> None:
         """The follower's call: claim ``key`` is now ``value`` (ABSENT: gone)."""
-        self.replace(key, () if value is ABSENT else allocated_device_ids(value))
+        # Anything but a claim (written to the store directly) allocates nothing.
+        status = value.get("status") if isinstance(value, dict) else None
+        allocation = status.get("allocation") if isinstance(status, dict) else None
+        if allocation is self.allocations.get(key):
+            return
+        if allocation is None:
+            del self.allocations[key]
+            self.replace(key, ())
+        else:
+            self.allocations[key] = allocation
+            self.replace(key, allocated_device_ids(value))
 
     def replace(self, key: str, devices: Devices) -> Devices:
         """Make ``devices`` the contribution of claim ``key``; returns the previous one."""
@@ -91,14 +104,13 @@ class DeviceIndex:
 
     def rebuild(self, claims: Mapping[str, Any]) -> None:
         """Start over from every claim (key -> claim). O(claims)."""
+        self.allocations.clear()
         self.by_claim.clear()
         self.refs.clear()
         self.by_pool.clear()
         self.frozen = None
         for key, claim in claims.items():
-            devices = allocated_device_ids(claim)
-            if devices:
-                self.replace(key, devices)
+            self.changed("", key, claim)
 
 
 class FlatList:
@@ -131,7 +143,7 @@ class FlatList:
 
     def _append(self, key: str, value: Any) -> None:
         assert self.items is not None
-        group = value if self._spread else (value,)
+        group = value if self._spread and isinstance(value, list) else (value,)
         self.items.extend(group)
         self.groups[key] = len(group)
 

@@ -7,36 +7,15 @@ effective value, so it is right at every depth whoever forked, committed or reve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from snapshot.objects import KubeObject
 from snapshot.pods import Resources, node_name_of, pod_requests
-from store import ABSENT
 
-__all__ = ["NOTHING", "PodIndex", "remembered"]
+__all__ = ["NOTHING", "PodIndex"]
 
 NOTHING = Resources()
-
-_Derived = TypeVar("_Derived")
-Memo = dict[int, tuple[Any, Any]]
-
-
-def remembered(cache: Memo, obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
-    """``derive(obj)``, remembered per object: store values are never mutated (the store's
-    contract), so the object identifies what is derived from it. Each cache is bounded."""
-    hit = cache.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        value: _Derived = hit[1]
-        return value
-    if len(cache) > 100_000:
-        cache.clear()
-    value = derive(obj)
-    cache[id(obj)] = (obj, value)
-    return value
-
-
-_REQUESTS: Memo = {}
 
 
 class PodIndex:
@@ -60,13 +39,14 @@ class PodIndex:
 
     def changed(self, kind: str, key: str, value: Any) -> None:
         """The follower's call: pod ``key`` is now ``value`` (ABSENT: gone)."""
-        node = None if value is ABSENT else node_name_of(value)
+        # Anything but a pod bound to a node (written to the store directly) is on no node.
+        node = node_name_of(value) if isinstance(value, dict) else None
         old = self.node_of.pop(key, None)
         if old is not None:
             self.by_node[old[0]].pop(key, None)
             self.used[old[0]] = self.used[old[0]] - old[1]
         if node is not None:
-            requests = remembered(_REQUESTS, value, pod_requests)
+            requests = pod_requests(value)
             self.node_of[key] = (node, requests)
             self.by_node.setdefault(node, {})[key] = None
             self.used[node] = self.used.get(node, NOTHING) + requests

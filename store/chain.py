@@ -9,12 +9,13 @@ checkpoint row also records ``chain``, 32 hex characters::
 - ``previous``: the chain of the store's previous checkpoint row, as 16 bytes (16 zero bytes
   for the first checkpoint, or when the previous one has no chain: recorded before chains);
 - ``rows``: every journal row after the previous checkpoint up to this checkpoint row itself,
-  in order, each as ``[seq, ts, op, depth, layer, parent, label, kind, key, value, digest]``
-  (the row's columns but ``store_id`` and ``chain``), where ``value``, a put's canonical JSON,
-  is embedded as JSON, not as a string;
+  in order, each as it is written to the ``journal`` table: ``[store_id, seq, ts, op, depth,
+  layer, parent, label, kind, key, value, digest, chain]``, the checkpoint row's own ``chain``
+  being null (``value``, a put's canonical JSON, is a JSON string);
 - JSON as orjson writes it: compact, floats in their shortest round-trip form.
 
-The flush hashes the rows it writes (:func:`chain_of`); a replay with ``verify`` recomputes the
+The flush hashes the very rows it writes, in one call (:func:`chain_of`: no object is built per
+row); a replay with ``verify`` recomputes the
 chain row by row (:class:`ChainHasher`) and names the first checkpoint whose chain differs:
 the journal was changed between the previous checkpoint and it. Each chain covers the
 previous one, so no later checkpoint can match once one has not. It detects edits, not forgery:
@@ -23,46 +24,25 @@ whoever can edit the database can also recompute the chains.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from hashlib import sha256
 from typing import Any
 
 import orjson
 
-__all__ = ["ChainHasher", "chain_of", "chain_row"]
+__all__ = ["ChainHasher", "chain_of"]
 
 _ZERO = bytes(16)
-_Fragment = orjson.Fragment
-
-
-def chain_row(
-    seq: int,
-    ts: float,
-    op: str,
-    depth: int,
-    layer: int,
-    parent: int | None,
-    label: str | None,
-    kind: str | None,
-    key: str | None,
-    value: str | None,
-    digest: str | None,
-) -> tuple[Any, ...]:
-    """A journal row as the chain hashes it."""
-    return (
-        seq, ts, op, depth, layer, parent, label, kind, key,
-        None if value is None else _Fragment(value), digest,
-    )  # fmt: skip
 
 
 def _start(previous: str | None) -> Any:
     return sha256(_ZERO if previous is None else bytes.fromhex(previous))
 
 
-def chain_of(previous: str | None, rows: Iterable[Sequence[Any]]) -> str:
-    """The chain over ``rows`` (each from :func:`chain_row`), all at once."""
+def chain_of(previous: str | None, rows: Sequence[Sequence[Any]]) -> str:
+    """The chain over ``rows`` (journal rows as written, the last one's chain None)."""
     h = _start(previous)
-    h.update(orjson.dumps(list(rows)))
+    h.update(orjson.dumps(rows))
     return str(h.hexdigest()[:32])
 
 
@@ -76,7 +56,7 @@ class ChainHasher:
         self._sep = b"["
 
     def add(self, row: Sequence[Any]) -> None:
-        """The next row, from :func:`chain_row`."""
+        """The next row, its columns in table order (a checkpoint's chain None)."""
         self._h.update(self._sep)
         self._h.update(orjson.dumps(row))
         self._sep = b","

@@ -22,7 +22,7 @@ from sqlalchemy import Connection, and_, bindparam, delete, func, insert, select
 from sqlalchemy.dialects import postgresql
 
 from store import _sql
-from store.chain import chain_of, chain_row
+from store.chain import chain_of
 from store.codec import EMPTY_DIGEST, decode, parse_digest
 from store.interface import ABSENT, TOMBSTONE
 from store.rows import Flushed, Loaded, Pending
@@ -309,7 +309,7 @@ def flush(conn: Connection, pending: Pending) -> Flushed:
     rows = pending.journal
     chain = pending.chain_previous
     if rows and rows[-1][3] == "checkpoint":
-        chain = chain_of(chain, (chain_row(*r[1:12]) for r in rows))
+        chain = chain_of(chain, rows)
         rows = [*rows[:-1], (*rows[-1][:12], chain)]
     conn.info["immediate"] = True
     try:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Final
 
-from store.chain import ChainHasher, chain_row
+from store.chain import ChainHasher
 from store.codec import (
     DIGEST_MOD,
     EMPTY_DIGEST,
@@ -339,7 +339,7 @@ def replay(
             for last in records:
                 rp.apply(last)
                 if chain is not None:
-                    chain.add(_chain_row(last))
+                    chain.add(_chain_row(info.store_id, last))
                 if last.op == "checkpoint":
                     if verify:
                         assert chain is not None and last.digest is not None
@@ -387,11 +387,11 @@ def replay(
     )
 
 
-def _chain_row(rec: JournalRecord) -> tuple[Any, ...]:
-    """A journal record as the chain hashes it (``store.chain``)."""
-    return chain_row(
-        rec.seq, rec.ts, rec.op, rec.depth, rec.layer, rec.parent, rec.label, rec.kind,
-        rec.key, rec.value_json, rec.digest,
+def _chain_row(store_id: int, rec: JournalRecord) -> tuple[Any, ...]:
+    """A journal record as the chain hashes it: as written (``store.chain``)."""
+    return (
+        store_id, rec.seq, rec.ts, rec.op, rec.depth, rec.layer, rec.parent, rec.label,
+        rec.kind, rec.key, rec.value_json, rec.digest, None,
     )  # fmt: skip
 
 

@@ -296,3 +296,19 @@ def test_followers_are_told_once_and_can_leave() -> None:
     store.unfollow(recorder)
     store.put("a", "x", 3)
     assert seen == [("a", "x", 1), ("b", "y", 2), ("b", "y", ABSENT)]
+
+
+def test_values_of_other_shapes_written_to_the_store_are_followed_without_error() -> None:
+    """The store takes any JSON under any kind: the followers never raise on it (the store's
+    write is done by then), and treat it as allocating nothing, bound nowhere, one item."""
+    cs = ClusterSnapshot(MemoryStore())
+    add_node(cs, "n0")
+    cs.dra.resource_slices.list()
+    cs.store.fork()
+    cs.store.put(CLAIM_KIND, "default/odd", ["not", "a", "claim"])
+    cs.store.put(POD_KIND, "default/odd", "not a pod")
+    cs.store.put(SLICE_KIND, "odd", {"not": "a list"})
+    assert_follows(cs)
+    assert cs.dra.resource_claims.list_all_allocated_devices() == set()
+    cs.store.revert()
+    assert_follows(cs)

@@ -17,7 +17,7 @@ from sqlalchemy import create_engine
 
 from store import Journal, Store, replay
 from store._sql import alembic_config
-from store.chain import ChainHasher, chain_of, chain_row
+from store.chain import ChainHasher, chain_of
 from store.codec import encode
 from tests.conftest import Database
 from tests.store.journal_session import Session, claim, record_session
@@ -46,6 +46,7 @@ def checkpoints(path: Path) -> list[int]:
 
 
 ROW = st.tuples(
+    st.integers(1, 2**31),
     st.integers(1, 2**40),
     st.floats(0, 4e9, allow_nan=False),
     st.sampled_from(["put", "delete", "fork", "commit", "revert", "checkpoint"]),
@@ -57,6 +58,7 @@ ROW = st.tuples(
     st.none() | st.text(max_size=5),
     st.none() | st.just('{"a":[1,2.5,"x"]}') | st.just("null"),
     st.none() | st.text("0123456789abcdef", min_size=32, max_size=32),
+    st.none() | st.text("0123456789abcdef", min_size=32, max_size=32),
 )
 
 
@@ -64,8 +66,8 @@ ROW = st.tuples(
 def test_row_by_row_equals_all_at_once(previous: str | None, rows: list[Any]) -> None:
     hasher = ChainHasher(previous)
     for row in rows:
-        hasher.add(chain_row(*row))
-    assert hasher.finish() == chain_of(previous, [chain_row(*row) for row in rows])
+        hasher.add(row)
+    assert hasher.finish() == chain_of(previous, rows)
 
 
 def test_every_checkpoint_records_a_chain_and_an_untouched_journal_verifies(
