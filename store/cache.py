@@ -13,9 +13,10 @@ Data model (both):
 - ``layers``: one :class:`Layer` per open layer above the base, holding its ``changes``
   ((kind, key) -> value or TOMBSTONE) and its ``undo`` log ((kind, key) -> the effective value
   before the layer first touched it; MISS when a bounded cache did not know it). Fork pushes
-  one (O(1)); Revert pops it and restores its undo log (O(changes)); Commit merges changes
-  and undo into the layer below (O(changes)), or, into the base, the changes join
-  ``base_pending`` (the base holds no tombstones in SQL: the flush deletes those rows).
+  one (O(1); the store appends it to ``layers`` itself, one call less on a hot path); Revert
+  pops it and restores its undo log (O(changes)); Commit merges changes and undo into the layer
+  below (O(changes)), or, into the base, the changes join ``base_pending`` (the base holds no
+  tombstones in SQL: the flush deletes those rows).
 - For the next flush: ``touched`` (each key changed since the last one -> its effective value
   then, MISS if unknown, for the digest), ``encoded`` (the latest value put to each key and its
   encoding, which the entry rows reuse), each layer's ``fresh`` (not in SQL yet) or ``dirty``
@@ -166,9 +167,6 @@ class LayerStack:
                 self._evict(kc)
         if text is not None:
             self.encoded[ck] = (value, text)
-
-    def fork(self, label: str | None, instance: int, created_at: float) -> None:
-        self.layers.append(Layer(label, instance, created_at))
 
     def commit(self) -> int | None:
         """Merge the top layer into the one below; returns that layer's instance (0: the

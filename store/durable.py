@@ -302,7 +302,7 @@ class Store(Followed):
         instance = self._next_layer
         self._next_layer = instance + 1
         now = _now()
-        self._cache.fork(label, instance, now)
+        layers.append(Layer(label, instance, now))  # the cache's own list
         depth = len(layers)
         if self._journal is not None:
             self._journal.append((now, "fork", depth, instance, parent, label, None, None, None))
