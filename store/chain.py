@@ -15,9 +15,9 @@ checkpoint row also records ``chain``, 32 hex characters::
 - JSON as orjson writes it: compact, floats in their shortest round-trip form.
 
 The flush hashes the very rows it writes, in one call (:func:`chain_of`: no object is built per
-row); a replay with ``verify`` recomputes the
-chain row by row (:class:`ChainHasher`) and names the first checkpoint whose chain differs:
-the journal was changed between the previous checkpoint and it. Each chain covers the
+row); a replay with ``verify`` recomputes the chain row by row (:class:`ChainHasher`) and names
+the first checkpoint whose chain differs: the journal was changed between the previous
+checkpoint and it. Each chain covers the
 previous one, so no later checkpoint can match once one has not. It detects edits, not forgery:
 whoever can edit the database can also recompute the chains.
 """
