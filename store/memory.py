@@ -18,6 +18,7 @@ mutate them; ``put`` a new value instead. The store never mutates a value after 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
@@ -162,18 +163,24 @@ class MemoryStore(Followed):
                     for key in keys:
                         kc.pop(key, None)
                 self._in_sync.discard(kind)
-        if self._followed:
+        if self._followed and (top.modified or top.deleted):
             self._tell_restored(top)
         return len(patches) - 1
 
     def _tell_restored(self, top: _Patch) -> None:
         """Tell the followers the values a revert restored, newest change first."""
-        for kind, fs in self._followed.items():
-            keys = [*reversed(top.modified.get(kind, ())), *top.deleted.get(kind, ())]
-            for key in keys:
-                value = self.get(kind, key, ABSENT)
-                for f in fs:
-                    f.changed(kind, key, value)
+        followed = self._followed
+        changed: list[tuple[str, Iterable[str]]] = [
+            (kind, reversed(mod)) for kind, mod in top.modified.items()
+        ]
+        changed += top.deleted.items()
+        for kind, keys in changed:
+            fs = followed.get(kind)
+            if fs is not None:
+                for key in keys:
+                    value = self.get(kind, key, ABSENT)
+                    for f in fs:
+                        f.changed(kind, key, value)
 
     def layers(self) -> list[LayerInfo]:
         """The open layers, base first."""
