@@ -7,6 +7,9 @@ a migration that fails midway leaves the database as it was. Batch mode (copy-an
 rebuilds for SQLite's limited ALTER TABLE) is used only on SQLite. The ``alembic`` command line
 works too, given ``-x url=...`` or ``sqlalchemy.url`` (a file path or a URL, as for
 ``Store.open``; ``postgresql://`` means psycopg 3).
+
+A migration may replace a view that the views registered by the layers above read (see
+``store.views``): after every run those are created again, in the same transaction.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from sqlalchemy import Connection, create_engine
 
 from store._sql import parse_target
 from store.tables import metadata
+from store.views import install_views
 
 config = context.config
 
@@ -29,6 +33,7 @@ def _run(connection: Connection) -> None:
     )
     with context.begin_transaction():
         context.run_migrations()
+        install_views(connection, force=True)
 
 
 def run_migrations_online() -> None:

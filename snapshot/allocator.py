@@ -3,11 +3,11 @@
 A Python port of the scheduler's allocator in ``k8s.io/dynamic-resource-allocation/structured``
 (the ``experimental`` variant, which every Kubernetes 1.36 feature needs; its deterministic
 pool order), with Kubernetes 1.36's feature gates (`snapshot.features`). For one node it
-gathers the pools (`snapshot.pools`), checks every claim (`snapshot.allocation.requests`),
-then runs a depth-first search over claims -> requests -> (subrequests) -> device slots
-(`snapshot.allocation.search`); the first complete solution wins and becomes one
-``status.allocation`` per claim (`snapshot.allocation.results`). Errors and their texts are
-upstream's.
+gathers the pools (`snapshot.allocation.pools`), checks every claim
+(`snapshot.allocation.requests`), then runs a depth-first search over claims -> requests ->
+(subrequests) -> device slots (`snapshot.allocation.search`); the first complete solution
+wins and becomes one ``status.allocation`` per claim (`snapshot.allocation.results`). Errors
+and their texts are upstream's.
 
 Implemented, each behind its gate as upstream does:
 
@@ -46,7 +46,7 @@ attempt; ``distinctAttribute`` remembers one value per request name (see
 Performance: CEL programs are compiled once per expression text, each device's CEL activation
 is built once, selector results are cached per (device, expression, CEL environment) across
 calls, and a pool is built once per set of slices. This relies on ResourceSlice and
-DeviceClass dicts never being mutated after creation (see `snapshot.pools`).
+DeviceClass dicts never being mutated after creation (see `snapshot.allocation.pools`).
 """
 
 from __future__ import annotations
@@ -55,13 +55,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from snapshot.allocation import fields
+from snapshot.allocation.pools import gather_pools
 from snapshot.allocation.requests import MAX_DEVICES_PER_CLAIM, plan_claims
 from snapshot.allocation.results import allocation_result
 from snapshot.allocation.search import Search
 from snapshot.allocation.state import allocated_state
 from snapshot.errors import AllocationError
 from snapshot.features import allocator_features
-from snapshot.pools import gather_pools
 from snapshot.taint_rules import apply_device_taint_rules
 
 __all__ = ["MAX_DEVICES_PER_CLAIM", "allocate"]

@@ -1,10 +1,11 @@
 """Pure ResourceClaim helpers: pod references, ownership, reservations, allocations.
 
 cluster-autoscaler's ``dynamicresources/utils`` and the ``resourceclaim`` helpers it calls
-(spec §2.4, §3), on wire-format dicts. Nothing here mutates an argument: the functions that
-change a claim return a **new** dict built copy-on-write along the changed path (new claim dict,
-new ``status`` dict, new ``reservedFor`` list; untouched subtrees are shared), or the claim
-itself when there is nothing to change, so ``new is claim`` tells whether a write is needed.
+(``cluster-autoscaler/simulator/dynamicresources/utils/resource_claims.go``), on wire-format
+dicts. Nothing here mutates an argument: the functions that change a claim return a **new**
+dict built copy-on-write along the changed path (new claim dict, new ``status`` dict, new
+``reservedFor`` list; untouched subtrees are shared), or the claim itself when there is nothing
+to change, so ``new is claim`` tells whether a write is needed.
 
 Keys and namespaces (``namespace/name``, ``"default"`` when missing) live in :mod:`snapshot.kinds`.
 """
@@ -20,7 +21,7 @@ from snapshot.objects import KubeObject, object_label
 
 __all__ = [
     "MAX_RESERVATIONS",
-    "DeviceId",
+    "DeviceID",
     "allocated_device_ids",
     "deallocated",
     "is_allocated",
@@ -36,7 +37,7 @@ __all__ = [
     "without_pod_reservation",
 ]
 
-DeviceId: TypeAlias = tuple[str, str, str]
+DeviceID: TypeAlias = tuple[str, str, str]
 """An allocated device: ``(driver, pool, device)``."""
 
 MAX_RESERVATIONS: Final = 256
@@ -97,7 +98,7 @@ def pod_claim_names(pod: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-# -- ownership and reservations (spec §3.1-§3.2) -----------------------------------------------
+# -- ownership and reservations ----------------------------------------------------------------
 
 
 def _reserved_for(claim: Mapping[str, Any]) -> list[Any]:
@@ -186,7 +187,7 @@ def with_pod_reservation(claim: KubeObject, pod: Mapping[str, Any]) -> KubeObjec
     """``claim`` with the pod appended to ``status.reservedFor``.
 
     Returns ``claim`` itself when an entry with the pod's UID is already there. The size limit
-    is not checked here (callers pre-check it, spec §2.4).
+    is not checked here (callers pre-check it, as upstream's snapshot.go).
     """
     if is_reserved_for_pod(pod, claim):
         return claim
@@ -219,7 +220,7 @@ def without_pod_reservation(claim: KubeObject, pod: Mapping[str, Any]) -> KubeOb
 def deallocated(claim: KubeObject) -> KubeObject:
     """``claim`` without ``status.allocation``; ``claim`` itself when it has none.
 
-    Reservations are not touched (spec §3.3).
+    Reservations are not touched.
     """
     status = claim.get("status") or {}
     if "allocation" not in status:
@@ -232,7 +233,7 @@ def deallocated(claim: KubeObject) -> KubeObject:
 # -- allocations -------------------------------------------------------------------------------
 
 
-def allocated_device_ids(claim: Mapping[str, Any]) -> tuple[DeviceId, ...]:
+def allocated_device_ids(claim: Mapping[str, Any]) -> tuple[DeviceID, ...]:
     """The ``(driver, pool, device)`` of every ``status.allocation.devices.results`` entry.
 
     In result order, repeats kept; ``()`` for an unallocated claim.

@@ -1,12 +1,13 @@
-"""``ClusterSnapshot``: nodes and pods next to the DRA snapshot, on one store (spec §3.4-§3.5, §6).
+"""``ClusterSnapshot``: nodes and pods next to the DRA snapshot, on one store.
 
 Store kinds added to the DRA ones: ``Node`` (key: node name; value: the Node) and ``Pod`` (key:
 ``namespace/name``; value: the Pod with ``spec.nodeName`` set: only scheduled pods are held, as
 in cluster-autoscaler's snapshot). Fork, Commit and Revert go through the DRA snapshot, so every
 kind moves in lock-step.
 
-In memory only, rebuilt from the store when a snapshot is created: which pods are on which node
-(read by every fit check), with a per-layer undo log like the DRA snapshot's.
+In memory only: which pods are on which node (read by every fit check), a follower of the store
+(:mod:`snapshot.pod_index`) like the DRA snapshot's indexes, so it stays right whatever forks,
+commits or reverts the store.
 
 Scheduling a pod (``schedule_pod``) follows PredicateSnapshot.SchedulePod: the pod's claims
 must be tracked; its CPU, memory and pod-count requests must fit the node's allocatable minus
@@ -14,7 +15,8 @@ the pods already there; its unallocated claims are allocated together on that no
 structured allocator, with every allocated device excluded) and stored through
 ``signal_claim_pending_allocation``; then the pod is reserved on all its claims, every claim is
 checked to be allocated and available on the node, and the pod is bound. Like upstream, there is
-no rollback when the reservation step fails after allocating (spec §3.4).
+no rollback when the reservation step fails after allocating. Upstream:
+``cluster-autoscaler/simulator/clustersnapshot/predicate/predicate_snapshot.go``.
 """
 
 from __future__ import annotations
@@ -43,12 +45,12 @@ from snapshot.kinds import (
     key_of,
     namespaced_key,
 )
+from snapshot.node_selectors import node_selector_matches
 from snapshot.objects import KubeObject, name_of
+from snapshot.pod_index import NOTHING as _NOTHING
+from snapshot.pod_index import PodIndex
 from snapshot.pods import Resources, node_allocatable, node_name_of, pod_requests
-from snapshot.pools import node_selector_matches
-from store import MemoryStore, Store
-
-_NOTHING = Resources()
+from store import Store, VersionedStore
 
 
 @dataclass
@@ -70,49 +72,10 @@ class _Placement:
     allocations: list[tuple[KubeObject, dict[str, Any]]]  # (claim, status.allocation)
 
 
-class _PodIndex:
-    """Pods per node and what they request, with an undo log per fork layer.
-
-    A log maps each pod key the layer changed to where it was before: (node, requests), or None
-    when the pod was on no node. A log of None stands for a layer opened before this index
-    existed (a reopened store): reverting it rebuilds from the store.
-    """
-
-    def __init__(self) -> None:
-        self.by_node: dict[str, dict[str, None]] = {}
-        self.node_of: dict[str, tuple[str, Resources]] = {}
-        self.used: dict[str, Resources] = {}
-        self.logs: list[dict[str, tuple[str, Resources] | None] | None] = []
-
-    def rebuild(self, pods: Mapping[str, KubeObject]) -> None:
-        self.by_node.clear()
-        self.node_of.clear()
-        self.used.clear()
-        for key in sorted(pods):
-            node = node_name_of(pods[key])
-            if node is not None:
-                self._move(key, (node, pod_requests(pods[key])))
-
-    def _move(self, key: str, where: tuple[str, Resources] | None) -> None:
-        old = self.node_of.pop(key, None)
-        if old is not None:
-            self.by_node[old[0]].pop(key, None)
-            self.used[old[0]] = self.used[old[0]] - old[1]
-        if where is not None:
-            node, requests = where
-            self.node_of[key] = where
-            self.by_node.setdefault(node, {})[key] = None
-            self.used[node] = self.used.get(node, _NOTHING) + requests
-
-    def place(self, key: str, where: tuple[str, Resources] | None) -> None:
-        if self.logs and self.logs[-1] is not None:
-            self.logs[-1].setdefault(key, self.node_of.get(key))
-        self._move(key, where)
-
-
 class ClusterSnapshot:
     """Nodes, pods and DRA objects on one versioned store, forked and reverted together.
 
+    >>> from store import MemoryStore
     >>> cs = ClusterSnapshot(MemoryStore())
     >>> cs.add_node({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "1"}}})
     >>> cs.fork("try")
@@ -126,11 +89,12 @@ class ClusterSnapshot:
     ['n1']
     """
 
-    def __init__(self, store: Store | MemoryStore) -> None:
+    def __init__(self, store: VersionedStore) -> None:
         self.dra = DraSnapshot(store)
         self._store = store
-        self._pods = _PodIndex()
-        self._resync()
+        self._pods = PodIndex()
+        self._pods.rebuild(store.items(POD_KIND))
+        store.follow([POD_KIND], self._pods)
 
     @classmethod
     def open(
@@ -139,12 +103,8 @@ class ClusterSnapshot:
         """A cluster snapshot on the durable store ``name`` in ``target`` (see Store.open)."""
         return cls(Store.open(target, name=name, **options))
 
-    def _resync(self) -> None:
-        self._pods.rebuild(self._store.items(POD_KIND))
-        self._pods.logs = [None] * self._store.depth
-
     @property
-    def store(self) -> Store | MemoryStore:
+    def store(self) -> VersionedStore:
         return self._store
 
     def close(self) -> None:
@@ -169,37 +129,15 @@ class ClusterSnapshot:
 
     def fork(self, label: str | None = None) -> int:
         """Fork every kind; returns the new depth."""
-        depth = self.dra.fork(label)
-        self._pods.logs.append({})
-        return depth
+        return self._store.fork(label)
 
     def commit(self) -> int:
         """Merge the top layer into the one below (a no-op at the base)."""
-        depth = self.dra.commit()
-        logs = self._pods.logs
-        if logs:
-            top = logs.pop()
-            if logs:
-                parent = logs[-1]
-                if top is None:
-                    logs[-1] = None
-                elif parent is not None:
-                    for key, node in top.items():
-                        parent.setdefault(key, node)
-        return depth
+        return self._store.commit()
 
     def revert(self) -> int:
         """Drop the top layer (a no-op at the base)."""
-        depth = self.dra.revert()
-        logs = self._pods.logs
-        if logs:
-            top = logs.pop()
-            if top is None:
-                self._pods.rebuild(self._store.items(POD_KIND))
-            else:
-                for key, node in top.items():
-                    self._pods._move(key, node)
-        return depth
+        return self._store.revert()
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -245,7 +183,7 @@ class ClusterSnapshot:
 
         ``claims`` are the pods' own (pod-owned) claims, allocated, to track; shared claims must
         already be tracked. Each pod is reserved on its claims, which must be allocated and
-        available on the node. Not transactional on error, as upstream (spec §3.4).
+        available on the node. Not transactional on error, as upstream (``predicate_snapshot.go``).
 
         Raises:
             AlreadyTrackedError: the node, its slices or a claim is already tracked.
@@ -283,7 +221,7 @@ class ClusterSnapshot:
         # an error above leaves the DRA changes (no rollback) but not the node.
         self._store.put(NODE_KIND, name, node)
         for bound in placed:
-            self._put_pod(bound, name)
+            self._put_pod(bound)
 
     def remove_node(self, name: str) -> None:
         """Remove a node, its slices, its pods and their own claims (RemoveNodeInfo).
@@ -297,9 +235,7 @@ class ClusterSnapshot:
             raise NotFoundError(f"node {name!r} not found in the snapshot")
         for pod in self.pods_on_node(name):
             self.dra.remove_pod_owned_claims(pod)
-            key = key_of(pod)
-            self._store.delete(POD_KIND, key)
-            self._pods.place(key, None)
+            self._store.delete(POD_KIND, key_of(pod))
         self.dra.remove_node_resource_slices(name)
         self._store.delete(NODE_KIND, name)
 
@@ -376,15 +312,12 @@ class ClusterSnapshot:
         if (pod.get("spec") or {}).get("resourceClaims"):
             self.dra.unreserve_pod_claims(pod)
         self._store.delete(POD_KIND, key)
-        self._pods.place(key, None)
         return _unbound(pod)
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _put_pod(self, pod: KubeObject, node_name: str) -> None:
-        key = key_of(pod)
-        self._store.put(POD_KIND, key, pod)
-        self._pods.place(key, (node_name, pod_requests(pod)))
+    def _put_pod(self, pod: KubeObject) -> None:
+        self._store.put(POD_KIND, key_of(pod), pod)
 
     def _prepare(self, pod: KubeObject) -> _Pod:
         """What placing ``pod`` needs, whatever the node: worked out once per pod.
@@ -473,7 +406,7 @@ class ClusterSnapshot:
             except ReservationError as exc:
                 raise SchedulingError(str(exc)) from exc  # allocations stay: upstream's TODO
             self._verify_claims(bound, placement.node)
-        self._put_pod(bound, node_name)
+        self._put_pod(bound)
 
     def _verify_claims(self, pod: KubeObject, node: KubeObject) -> None:
         node_name = name_of(node)

@@ -1,4 +1,4 @@
-"""``DraSnapshot``: cluster-autoscaler's DRA snapshot (spec §2-§3) on drasnap's versioned store.
+"""``DraSnapshot``: cluster-autoscaler's DRA snapshot on drasnap's versioned store.
 
 Data model in the store (part of the on-disk format that SQL users query):
 
@@ -13,27 +13,34 @@ kind                key                                     value
 
 Layers are the store's: :meth:`DraSnapshot.fork`, :meth:`~DraSnapshot.commit` and
 :meth:`~DraSnapshot.revert` move every kind in lock-step, Commit merges one level and the base
-cannot be reverted (spec §2.7, §6.2). Objects are wire-format dicts. Values in the store are
-shared and read-only: the snapshot never mutates an object it was given or read, it writes new
-dicts built copy-on-write along the changed path (:mod:`snapshot.claims`), and every
-read-modify-write re-reads the claim from the store (no stale caller object, sigs #33/#37).
+cannot be reverted, as upstream's
+``cluster-autoscaler/simulator/dynamicresources/snapshot/snapshot.go``. Objects are wire-format
+dicts. Values in the store are shared and read-only: the snapshot never mutates an object it
+was given or read, it writes new dicts built copy-on-write along the changed path
+(:mod:`snapshot.claims`), and every read-modify-write re-reads the claim from the store (no
+stale caller object, sigs #33/#37).
 
-Derived state, in memory only and rebuilt from the store when a snapshot is created
-(:mod:`snapshot.dra_index`):
+Derived state, in memory only (:mod:`snapshot.dra_index`): the allocated-device index behind
+``resource_claims.list_all_allocated_devices()`` (read on every scheduling attempt) and the
+flattened lists behind ``resource_slices.list()`` and ``device_classes.list()``. Each is a
+follower of the store (:mod:`store.followers`): built from the store when the snapshot is
+created, then told of every change of its kind, including what a revert restores. So forking,
+committing and reverting through the snapshot, a ``ClusterSnapshot`` or the store itself keeps
+them right, as does a store reopened mid-fork, and a new kind of derived state is one more
+follower registered in ``__init__``:
 
-- the allocated-device index behind ``resource_claims.list_all_allocated_devices()`` (read on
-  every scheduling attempt): the devices of each allocated claim plus a reference count per
-  device, updated on every claim write and served as a cached ``frozenset``; a per-layer undo
-  log (the devices each claim had before the layer first changed it) restores it on Revert in
-  O(claims the layer changed) and is merged into the parent's on Commit (sigs PR #55's idea);
-- the flattened list behind ``resource_slices.list()``: adding a node's slices appends to it,
-  reverting that cuts it back, removing slices drops it (rebuilt on the next read); the same
-  for ``device_classes.list()``.
+.. code-block:: python
 
-Layers that existed before the snapshot was created (a store reopened mid-fork) have no undo
-log: reverting one rebuilds the index from the claims once. Drive the layers through the
-snapshot (not ``store.fork()`` directly) and write DRA kinds through it; a depth that changed
-behind its back is noticed and triggers a rebuild, anything else needs :meth:`resync`.
+    class SharedDevices:  # e.g. the allocated shared devices, per claim
+        def __init__(self, store):
+            self.by_claim = {k: shared_of(c) for k, c in store.items(CLAIM_KIND).items()}
+            store.follow([CLAIM_KIND], self)
+
+        def changed(self, kind, key, value):
+            if value is ABSENT:
+                self.by_claim.pop(key, None)
+            else:
+                self.by_claim[key] = shared_of(value)
 """
 
 from __future__ import annotations
@@ -44,8 +51,6 @@ from types import TracebackType
 from typing import Any
 
 from snapshot.claims import (
-    DeviceId,
-    allocated_device_ids,
     deallocated,
     is_for_pod,
     is_fully_reserved,
@@ -56,7 +61,7 @@ from snapshot.claims import (
     with_pod_reservation,
     without_pod_reservation,
 )
-from snapshot.dra_index import DeviceIndex, LayerLog, ListCache
+from snapshot.dra_index import DeviceIndex, FlatList
 from snapshot.dra_listers import (
     DeviceClassLister,
     ResourceClaimTracker,
@@ -78,7 +83,7 @@ from snapshot.kinds import (
     namespaced_key,
 )
 from snapshot.objects import KubeObject, object_label
-from store import MemoryStore, Store
+from store import MemoryStore, Store, VersionedStore
 
 __all__ = [
     "DeviceClassLister",
@@ -91,7 +96,7 @@ __all__ = [
 class DraSnapshot:
     """DRA claims, slices and classes with cluster-autoscaler semantics, on a versioned store.
 
-    Works on a durable :class:`store.Store` or a :class:`store.MemoryStore`; see the module
+    Works on any :class:`store.VersionedStore` (durable or in memory); see the module
     docstring for the data model and the derived indexes. Objects handed to the snapshot
     (claims, slices, classes) are stored as given and become shared, read-only values: do not
     mutate them afterwards. Objects it returns are read-only too. Not thread-safe.
@@ -105,17 +110,19 @@ class DraSnapshot:
     0
     """
 
-    def __init__(self, store: Store | MemoryStore) -> None:
-        """Wrap ``store``; the indexes are built from the claims it already holds."""
+    def __init__(self, store: VersionedStore) -> None:
+        """Wrap ``store``; the indexes are built from what it holds, then follow it."""
         self._store = store
         self._index = DeviceIndex()
-        self._logs: list[LayerLog | None] = []  # one per fork layer; None: unknown changes
-        self._slice_list = ListCache()
-        self._class_list = ListCache()
-        self.resource_claims = ResourceClaimTracker(self)
-        self.resource_slices = ResourceSliceLister(self)
-        self.device_classes = DeviceClassLister(self)
+        self._slice_list = FlatList(store, SLICE_KIND, spread=True)
+        self._class_list = FlatList(store, CLASS_KIND, spread=False)
         self.resync()
+        store.follow([CLAIM_KIND], self._index)
+        store.follow([SLICE_KIND], self._slice_list)
+        store.follow([CLASS_KIND], self._class_list)
+        self.resource_claims = ResourceClaimTracker(store, self._index)
+        self.resource_slices = ResourceSliceLister(self._slice_list)
+        self.device_classes = DeviceClassLister(store, self._class_list)
 
     @classmethod
     def open(
@@ -131,7 +138,7 @@ class DraSnapshot:
     @classmethod
     def from_objects(
         cls,
-        store: Store | MemoryStore | None = None,
+        store: VersionedStore | None = None,
         *,
         claims: Iterable[KubeObject] = (),
         slices: Iterable[KubeObject] = (),
@@ -183,7 +190,7 @@ class DraSnapshot:
     # -- lifecycle -----------------------------------------------------------------------------
 
     @property
-    def store(self) -> Store | MemoryStore:
+    def store(self) -> VersionedStore:
         """The underlying store."""
         return self._store
 
@@ -210,21 +217,16 @@ class DraSnapshot:
         return f"<DraSnapshot depth={self._store.depth} store={self._store!r}>"
 
     def resync(self) -> None:
-        """Rebuild the derived indexes from the store.
+        """Rebuild the derived indexes from the store. O(claims).
 
-        Needed only after DRA kinds were written, or layers moved, on the store directly.
-        O(claims). Layers open now are treated as unknown: reverting one rebuilds again.
+        Never needed for what goes through the store (the indexes follow it); kept for a store
+        whose followers were dropped.
         """
         self._index.rebuild(self._store.items(CLAIM_KIND))
-        self._logs = [None] * self._store.depth
         self._slice_list.invalidate()
         self._class_list.invalidate()
 
-    def _in_step(self) -> None:
-        if len(self._logs) != self._store.depth:
-            self.resync()
-
-    # -- layers (spec §2.7) --------------------------------------------------------------------
+    # -- layers ---------------------------------------------------------------------------------
 
     @property
     def depth(self) -> int:
@@ -233,10 +235,7 @@ class DraSnapshot:
 
     def fork(self, label: str | None = None) -> int:
         """Push an empty layer for every kind; returns the new depth. O(1)."""
-        self._in_step()
-        depth = self._store.fork(label)
-        self._logs.append(LayerLog())
-        return depth
+        return self._store.fork(label)
 
     def commit(self) -> int:
         """Merge the top layer into the one below; a no-op at the base. Returns the new depth.
@@ -244,67 +243,28 @@ class DraSnapshot:
         O(keys changed in the layer). Durability is the store's (a commit into the base of a
         durable store checkpoints by default).
         """
-        self._in_step()
-        depth = self._store.commit()
-        logs = self._logs
-        if logs:
-            top = logs.pop()
-            if logs:
-                parent = logs[-1]
-                if top is None:
-                    logs[-1] = None
-                elif parent is not None:
-                    top.merge_into(parent)
-        return depth
+        return self._store.commit()
 
     def revert(self) -> int:
         """Drop the top layer's changes; a no-op at the base. Returns the new depth.
 
-        O(keys changed in the layer); O(claims) for a layer opened before this snapshot.
+        O(keys changed in the layer).
         """
-        self._in_step()
-        depth = self._store.revert()
-        logs = self._logs
-        if not logs:
-            return depth
-        log = logs.pop()
-        if log is None:
-            self._index.rebuild(self._store.items(CLAIM_KIND))
-            self._slice_list.invalidate()
-            self._class_list.invalidate()
-            return depth
-        replace = self._index.replace
-        for key, devices in log.claims.items():
-            replace(key, devices)
-        if log.slices:
-            self._slice_list.restore(log.slices[0])
-        if log.classes:
-            self._class_list.restore(log.classes[0])
-        return depth
+        return self._store.revert()
 
     # -- claim writes --------------------------------------------------------------------------
 
-    def _set_claim(self, key: str, claim: KubeObject, *, allocation_changed: bool = True) -> None:
+    def _set_claim(self, key: str, claim: KubeObject) -> None:
         self._store.put(CLAIM_KIND, key, claim)
-        if allocation_changed:
-            self._track(key, allocated_device_ids(claim))
 
     def _delete_claim(self, key: str) -> None:
         self._store.delete(CLAIM_KIND, key)
-        self._track(key, ())
-
-    def _track(self, key: str, devices: tuple[DeviceId, ...]) -> None:
-        old = self._index.replace(key, devices)
-        if self._logs and old != devices:
-            log = self._logs[-1]
-            if log is not None and key not in log.claims:
-                log.claims[key] = old
 
     def _claim(self, key: str) -> KubeObject | None:
         claim: KubeObject | None = self._store.get(CLAIM_KIND, key)
         return claim
 
-    # -- claims of a pod (spec §2.4) -----------------------------------------------------------
+    # -- claims of a pod -----------------------------------------------------------------------
 
     def _pod_claims(self, pod: KubeObject, *, strict: bool) -> list[tuple[str, KubeObject]]:
         """``(key, claim)`` per reference, in spec order; lenient mode skips what it can't find."""
@@ -352,7 +312,6 @@ class DraSnapshot:
             ObjectValidationError: a claim without ``metadata.name``.
         """
         checked = self._check_new_claims(claims)
-        self._in_step()
         written: list[tuple[str, str]] = []
         try:
             self._write_new_claims(checked, written)
@@ -377,22 +336,16 @@ class DraSnapshot:
     def _rollback(self, written: list[tuple[str, str]]) -> None:
         """Undo writes of keys that were absent (the store refused a later value as not JSON)."""
         for kind, key in reversed(written):
-            if kind == CLAIM_KIND:
-                self._delete_claim(key)
-            else:
-                self._store.delete(kind, key)
-        self._slice_list.invalidate()
-        self._class_list.invalidate()
+            self._store.delete(kind, key)
 
     def remove_pod_owned_claims(self, pod: KubeObject) -> None:
         """Drop the claims ``pod`` owns and its reservation on the others (a node removal).
 
-        Owned claims (spec §3.1) are deleted; shared ones lose the pod's first reservation
-        entry and keep their allocation. References that cannot be resolved and claims that
-        are not tracked (or were deleted by an earlier reference of the same pod) are skipped
-        (sigs #31/#32). Never raises for missing claims.
+        Owned claims (whose controller owner is the pod) are deleted; shared ones lose the pod's
+        first reservation entry and keep their allocation. References that cannot be resolved
+        and claims that are not tracked (or were deleted by an earlier reference of the same
+        pod) are skipped (sigs #31/#32). Never raises for missing claims.
         """
-        self._in_step()
         for key, _ in self._pod_claims(pod, strict=False):
             current = self._claim(key)  # re-read: an earlier reference may have changed it
             if current is None:
@@ -402,7 +355,7 @@ class DraSnapshot:
                 continue
             updated = without_pod_reservation(current, pod)
             if updated is not current:
-                self._set_claim(key, updated, allocation_changed=False)
+                self._set_claim(key, updated)
 
     def reserve_pod_claims(
         self, pod: KubeObject, allocations: Mapping[str, KubeObject] | None = None
@@ -424,7 +377,6 @@ class DraSnapshot:
         """
         pairs = self._pod_claims(pod, strict=True)
         pending = dict(allocations or {})
-        self._in_step()
         for key, claim in pairs:
             if is_fully_reserved(claim) and not is_reserved_for_pod(pod, claim):
                 for allocated_key, allocated_claim in pending.items():
@@ -438,10 +390,8 @@ class DraSnapshot:
             current = self._claim(key) if allocated is None else allocated
             assert current is not None  # resolved above; nothing here deletes claims
             updated = with_pod_reservation(current, pod)
-            if allocated is not None:
+            if allocated is not None or updated is not current:
                 self._set_claim(key, updated)
-            elif updated is not current:
-                self._set_claim(key, updated, allocation_changed=False)
         for key, left in pending.items():  # allocated, but not one of the pod's claims
             self._set_claim(key, left)
 
@@ -455,7 +405,6 @@ class DraSnapshot:
             NotFoundError: as :meth:`pod_claims`.
         """
         pairs = self._pod_claims(pod, strict=True)
-        self._in_step()
         for key, _ in pairs:
             current = self._claim(key)  # re-read (#33)
             assert current is not None
@@ -465,7 +414,7 @@ class DraSnapshot:
             if updated is not current:
                 self._set_claim(key, updated)
 
-    # -- slices (spec §2.5) --------------------------------------------------------------------
+    # -- slices ---------------------------------------------------------------------------------
 
     def node_resource_slices(self, node_name: str) -> list[KubeObject] | None:
         """A new list of the node's local slices, or None when the node has no entry.
@@ -483,7 +432,6 @@ class DraSnapshot:
             ObjectValidationError: an empty node name, or the reserved global key.
         """
         self._check_new_node(node_name)
-        self._in_step()
         self._write_node_slices(node_name, list(slices), [])
 
     def add_global_resource_slices(self, slices: Iterable[KubeObject]) -> None:
@@ -494,7 +442,6 @@ class DraSnapshot:
         """
         if self._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY) is not None:
             raise AlreadyTrackedError("non-node-local ResourceSlices already present")
-        self._in_step()
         self._write_node_slices(NON_LOCAL_SLICES_KEY, list(slices), [])
 
     def _check_new_node(self, node_name: str) -> None:
@@ -510,15 +457,6 @@ class DraSnapshot:
     ) -> None:
         self._store.put(SLICE_KIND, key, slices)
         written.append((SLICE_KIND, key))
-        self._log_slices()
-        self._slice_list.extend(slices)  # a new key: nothing it replaces is in the list
-
-    def _log_slices(self) -> None:
-        """Before the first slice change of a layer: remember the list cache's mark."""
-        if self._logs:
-            log = self._logs[-1]
-            if log is not None and not log.slices:
-                log.slices = [self._slice_list.mark()]
 
     def remove_node_resource_slices(self, node_name: str) -> None:
         """Forget a node's local slices; a no-op when it has none."""
@@ -528,10 +466,7 @@ class DraSnapshot:
             )
         if self._store.get(SLICE_KIND, node_name) is None:
             return
-        self._in_step()
         self._store.delete(SLICE_KIND, node_name)
-        self._log_slices()
-        self._slice_list.invalidate()
 
     # -- classes -------------------------------------------------------------------------------
 
@@ -543,7 +478,6 @@ class DraSnapshot:
             ObjectValidationError: a class without ``metadata.name``.
         """
         checked = self._check_new_classes(classes)
-        self._in_step()
         written: list[tuple[str, str]] = []
         try:
             self._write_classes(checked, written)
@@ -576,8 +510,3 @@ class DraSnapshot:
         for name, device_class in checked.items():
             self._store.put(CLASS_KIND, name, device_class)
             written.append((CLASS_KIND, name))
-        if self._logs:
-            log = self._logs[-1]
-            if log is not None and not log.classes:
-                log.classes = [self._class_list.mark()]
-        self._class_list.extend(list(checked.values()))

@@ -1,51 +1,72 @@
-"""The derived state a :class:`snapshot.dra.DraSnapshot` keeps in memory, and its undo logs.
+"""The derived state a :class:`snapshot.dra.DraSnapshot` keeps in memory: store followers.
 
-Nothing here is stored: it is rebuilt from the store when a snapshot is created. Each piece
-answers a list the scheduler reads on every attempt without a scan of the store:
+Nothing here is stored: each piece is built from the store when a snapshot is created, then
+follows the store (:mod:`store.followers`): it is told every change of the effective value of
+a key of its kind — writes, and the values a revert restores — so it is right at every depth
+whoever forked, committed or reverted. Each answers a list the scheduler reads on every
+attempt without a scan of the store:
 
 - :class:`DeviceIndex`: the allocated devices of each claim and a reference count per device
   (two claims may name the same device), served as a cached ``frozenset``;
-- :class:`ListCache`: a flattened list of values (every node's slices, every class) that can
-  be extended in place and cut back on Revert;
-- :class:`LayerLog`: what one fork layer changed, so Revert restores the above in
-  O(changes) and Commit merges it into the parent layer's log (sigs PR #55's idea).
+- :class:`FlatList`: the values of one kind as one flat list (every node's slices, every
+  class), extended in place when a key is added and cut back when the last one added goes.
+
+A new kind of derived state (allocated shared devices, consumed capacity) is one more follower
+registered in ``DraSnapshot.__init__``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from snapshot.claims import DeviceId, allocated_device_ids
+from snapshot.claims import DeviceID, allocated_device_ids
+from store import ABSENT, VersionedStore
 
-__all__ = ["DeviceIndex", "LayerLog", "ListCache", "Mark"]
+__all__ = ["DeviceIndex", "FlatList"]
 
-Devices: TypeAlias = tuple[DeviceId, ...]
-Mark: TypeAlias = tuple[int, int] | None
-"""A list cache's (generation, length) before a layer changed it; None: it was not built."""
+Devices: TypeAlias = tuple[DeviceID, ...]
 
 
 class DeviceIndex:
-    """Allocated devices per claim key, with a reference count per device.
+    """Allocated devices per claim key, with a reference count per device: follows the
+    ``ResourceClaim`` kind.
 
     ``by_pool`` holds the allocated device names of each (driver, pool): "is every device of
     this slice taken?" is then one C-level subset test instead of a Python loop of lookups.
     """
 
-    __slots__ = ("by_claim", "by_pool", "frozen", "refs")
+    __slots__ = ("allocations", "by_claim", "by_pool", "frozen", "refs")
 
     def __init__(self) -> None:
+        # The status.allocation object each claim's devices were read from: a write that keeps
+        # it (a reservation) changes nothing here, and values are never mutated.
+        self.allocations: dict[str, Any] = {}
         self.by_claim: dict[str, Devices] = {}
-        self.refs: dict[DeviceId, int] = {}
+        self.refs: dict[DeviceID, int] = {}
         self.by_pool: dict[tuple[str, str], set[str]] = {}
-        self.frozen: frozenset[DeviceId] | None = frozenset()
+        self.frozen: frozenset[DeviceID] | None = frozenset()
 
-    def devices(self) -> frozenset[DeviceId]:
+    def devices(self) -> frozenset[DeviceID]:
         """Every allocated device; the same object until the set changes. O(1) or O(devices)."""
         frozen = self.frozen
         if frozen is None:
             frozen = self.frozen = frozenset(self.refs)  # reuses the dict's stored hashes
         return frozen
+
+    def changed(self, kind: str, key: str, value: Any) -> None:
+        """The follower's call: claim ``key`` is now ``value`` (ABSENT: gone)."""
+        # Anything but a claim (written to the store directly) allocates nothing.
+        status = value.get("status") if isinstance(value, dict) else None
+        allocation = status.get("allocation") if isinstance(status, dict) else None
+        if allocation is self.allocations.get(key):
+            return
+        if allocation is None:
+            del self.allocations[key]
+            self.replace(key, ())
+        else:
+            self.allocations[key] = allocation
+            self.replace(key, allocated_device_ids(value))
 
     def replace(self, key: str, devices: Devices) -> Devices:
         """Make ``devices`` the contribution of claim ``key``; returns the previous one."""
@@ -83,74 +104,67 @@ class DeviceIndex:
 
     def rebuild(self, claims: Mapping[str, Any]) -> None:
         """Start over from every claim (key -> claim). O(claims)."""
+        self.allocations.clear()
         self.by_claim.clear()
         self.refs.clear()
         self.by_pool.clear()
         self.frozen = None
         for key, claim in claims.items():
-            devices = allocated_device_ids(claim)
-            if devices:
-                self.replace(key, devices)
+            self.changed("", key, claim)
 
 
-class ListCache:
-    """A lazily built flat list of values, extended in place and cut back on Revert.
+class FlatList:
+    """The values of one kind as one flat list, built on the first read: follows that kind.
 
-    ``generation`` changes whenever the list is dropped or rebuilt, so a :data:`Mark` taken
-    before a layer's first change tells on Revert whether the list still starts with exactly
-    what it held then (only appends since): cut it back to that length, else drop it.
+    With ``spread`` each value is itself a list (a node's slices) whose items go into the flat
+    list; else each value is one item (a class). ``groups`` says how many items each key
+    contributes, in list order, so a key added last can be cut back off the end (a revert of an
+    addition); any other change drops the list, which the next read rebuilds from the store.
     """
 
-    __slots__ = ("generation", "items")
+    __slots__ = ("_kind", "_spread", "_store", "groups", "items")
 
-    def __init__(self) -> None:
+    def __init__(self, store: VersionedStore, kind: str, *, spread: bool) -> None:
+        self._store = store
+        self._kind = kind
+        self._spread = spread
         self.items: list[Any] | None = None
-        self.generation = 0
+        self.groups: dict[str, int] = {}
 
-    def get(self, load: Callable[[], list[Any]]) -> list[Any]:
+    def get(self) -> list[Any]:
+        """The flat list (shared: copy it before handing it out)."""
         items = self.items
         if items is None:
-            items = self.items = load()
-            self.generation += 1
+            items = self.items = []
+            self.groups = {}
+            for key, value in self._store.items(self._kind).items():
+                self._append(key, value)
         return items
 
-    def mark(self) -> Mark:
-        return None if self.items is None else (self.generation, len(self.items))
-
-    def extend(self, values: list[Any]) -> None:
-        """Values of a key that was absent were added: append them (if the list is built)."""
-        if self.items is not None:
-            self.items.extend(values)
+    def _append(self, key: str, value: Any) -> None:
+        assert self.items is not None
+        group = value if self._spread and isinstance(value, list) else (value,)
+        self.items.extend(group)
+        self.groups[key] = len(group)
 
     def invalidate(self) -> None:
         self.items = None
-        self.generation += 1
+        self.groups = {}
 
-    def restore(self, mark: Mark) -> None:
-        """Undo the changes made since ``mark`` was taken."""
-        if mark is not None and self.items is not None and mark[0] == self.generation:
-            del self.items[mark[1] :]
-        else:
-            self.invalidate()
-
-
-class LayerLog:
-    """What one fork layer changed: enough to undo the derived state on Revert."""
-
-    __slots__ = ("claims", "classes", "slices")
-
-    def __init__(self) -> None:
-        self.claims: dict[str, Devices] = {}  # claim key -> its devices before the layer
-        # Set on the layer's first change of that kind: the list cache's mark before it.
-        self.slices: list[Mark] = []
-        self.classes: list[Mark] = []
-
-    def merge_into(self, parent: LayerLog) -> None:
-        """Commit: the parent's log now also covers this layer's changes."""
-        pclaims = parent.claims
-        for key, devices in self.claims.items():
-            pclaims.setdefault(key, devices)
-        if not parent.slices:
-            parent.slices = self.slices
-        if not parent.classes:
-            parent.classes = self.classes
+    def changed(self, kind: str, key: str, value: Any) -> None:
+        """The follower's call: ``key`` is now ``value`` (ABSENT: gone)."""
+        items = self.items
+        if items is None:
+            return
+        groups = self.groups
+        size = groups.get(key)
+        if size is not None:
+            if value is not ABSENT or next(reversed(groups)) != key:
+                # The order must stay the store's, as a rebuild would give it: only the
+                # group at the end can go without one.
+                self.invalidate()
+                return
+            del items[len(items) - size :]
+            del groups[key]
+        elif value is not ABSENT:
+            self._append(key, value)

@@ -12,7 +12,8 @@ The tree::
     ├── FeatureGateError               an unknown feature gate or a bad --feature-gates value
     └── SchedulingError                a pod cannot be placed (cluster snapshot)
 
-Messages follow cluster-autoscaler's wording where it has one (spec §2-§3), and name the
+Messages follow cluster-autoscaler's wording where it has one
+(``cluster-autoscaler/simulator/dynamicresources/snapshot/``), and name the
 object (kind, namespace/name) and the field.
 """
 

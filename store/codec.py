@@ -190,6 +190,41 @@ def digest_of(items: Iterable[tuple[str, str, Any]]) -> str:
     return format_digest(total)
 
 
+def digest_after(total: int, changes: Iterable[tuple[str, str, str | None, str | None]]) -> int:
+    """The digest total (unreduced) once each entry went from one encoding to another.
+
+    ``changes`` are ``(kind, key, old, new)`` with the canonical encodings (None: absent).
+    This is the one incremental update of the digest: the store's ``state_digest``, the
+    checkpoint's recorded digest and a replay's all move by it.
+    """
+    for kind, key, old, new in changes:
+        if old == new:
+            continue
+        if old is not None:
+            total -= entry_hash(kind, key, old)
+        if new is not None:
+            total += entry_hash(kind, key, new)
+    return total
+
+
+class Encoder:
+    """:func:`encode`, remembering each value object it encoded (values are never mutated:
+    the stores' contract), seeded with encodings already known."""
+
+    __slots__ = ("_memo",)
+
+    def __init__(self, known: Iterable[tuple[Any, str]] = ()) -> None:
+        self._memo: dict[int, tuple[Any, str]] = {id(value): (value, text) for value, text in known}
+
+    def __call__(self, value: Any) -> str:
+        hit = self._memo.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        text = encode(value)
+        self._memo[id(value)] = (value, text)
+        return text
+
+
 def format_digest(total: int) -> str:
     return format(total % DIGEST_MOD, "032x")
 

@@ -1,29 +1,22 @@
 """``Store``: the durable versioned store — patch layers in memory, written behind to SQL.
 
-Data model in memory (see ``store.tables`` for the one in SQL):
-
-- ``_values``: per kind, key -> effective value. With an unbounded cache (the default) it holds
-  every live key, so ``get`` is one dict lookup at any depth and ``items`` one dict copy. With
-  ``cache_size=N`` it is a cache of at most N keys per kind (with negative entries), and misses
-  resolve through the layers, the unflushed base writes, then the base rows in SQL.
-- ``_layers``: the open layers above the base. Each holds its ``changes`` ((kind, key) -> value or
-  TOMBSTONE) and an ``undo`` log ((kind, key) -> the effective value before the layer first
-  touched it). Fork pushes one (O(1)); Revert pops it and restores its undo log (O(changes));
-  Commit merges changes and undo into the layer below (O(changes)); into the base, the changes
-  join the unflushed base writes and tombstones are dropped (the base holds no tombstones).
-- Write-behind: ``persist.flush`` writes at each checkpoint only what changed since the previous
-  one, in one transaction with the buffered journal. A Fork ... Revert between two checkpoints
-  costs no SQL.
+The store owns its state: the journal buffer, the counters, the checkpoint policy and the state
+digest. Its layers and read cache are a :mod:`store.cache` strategy (every value in memory by
+default; ``cache_size=N`` for a bounded cache whose misses read SQL), whose data model is
+written out there; ``store.tables`` has the one in SQL, and :mod:`store.opening` connects,
+locks and loads. A checkpoint plans a :class:`store.rows.Pending` (rows, counters, digest:
+:func:`store.pending.plan`) and hands it to :func:`store.persist.flush`, which writes it in one
+transaction and answers what it wrote: only plain values cross to the SQL side.
 
 Durability: after ``checkpoint()`` returns, the state (open layers and labels included) survives
 the process being killed; with ``sync="full"`` it also survives a power cut. Reopening after a
 crash gives the state of the last checkpoint — an operation boundary — never a half-applied one.
-Automatic checkpoints (the policy) happen every ``checkpoint_interval`` seconds of work (30),
-when more than ``max_pending`` journal entries wait (200,000), and at a commit into the base
-unless the last checkpoint is less than ``checkpoint_on_base_commit`` seconds old (1.0: a loop
-that commits into the base all the time pays for at most one checkpoint a second; 0: at every
-such commit; None: never); ``auto_checkpoint=False`` leaves them all to ``checkpoint()`` and
-``maybe_checkpoint()``. ``close()`` checkpoints.
+Automatic checkpoints (the policy, set by :class:`store.options.StoreOptions`) happen after
+``checkpoint_interval`` seconds of work, when more than ``max_pending`` journal entries wait, and
+at a commit into the base unless the last checkpoint is more recent than
+``checkpoint_on_base_commit`` seconds; ``auto_checkpoint=False`` leaves them all to
+``checkpoint()`` and ``maybe_checkpoint()``. ``close()`` checkpoints. A Fork ... Revert between
+two checkpoints costs no SQL.
 
 Values returned by ``get``/``items`` are shared with the cache and read-only by contract: never
 mutate them; ``put`` a new value instead. The store never mutates a value after ``put``.
@@ -33,112 +26,86 @@ see the last checkpoint and never block the writer. A Store is not thread-safe.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection
 
-from store import _sql, persist
+from store import _sql, opening, pending, persist
+from store.cache import BoundedCache, FullCache, Layer, LayerStack
 from store.codec import (
     check_name,
     check_text,
     checked_encoding,
+    digest_after,
     encode,
     entry_hash,
     format_digest,
+    parse_digest,
 )
 from store.errors import (
     InvalidValueError,
-    NotADatabaseError,
     ReadOnlyError,
     StoreClosedError,
-    StoreNotFoundError,
 )
+from store.followers import Followed
 from store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
+from store.options import StoreOptions, check_store_name
+from store.rows import Loaded
 
 Key = tuple[str, str]
 _now = time.time
 _monotonic = time.monotonic
 _CHECK_EVERY = 256  # ops between looks at the clock for the automatic checkpoint
-
-_OPTIONS: dict[str, Any] = {
-    "cache_size": None,
-    "journal": True,
-    "auto_checkpoint": True,
-    "checkpoint_interval": 30.0,
-    "checkpoint_on_base_commit": 1.0,
-    "max_pending": 200_000,
-    "sync": "normal",
-}
+_DEFAULTS = StoreOptions()
 
 
-class _Layer:
-    __slots__ = ("changes", "created_at", "dirty", "fresh", "instance", "label", "undo")
-
-    def __init__(
-        self, label: str | None, instance: int, created_at: float, fresh: bool = True
-    ) -> None:
-        self.label = label
-        self.instance = instance
-        self.created_at = created_at
-        self.changes: dict[Key, Any] = {}
-        self.undo: dict[Key, Any] = {}
-        # fresh: not in SQL yet, written whole at the next flush; else dirty holds what changed.
-        self.fresh = fresh
-        self.dirty: set[Key] | None = None
-
-
-class Store:
+class Store(Followed):
     """A durable, versioned key-value store of JSON values, organised as patch layers.
 
-    Open it with :meth:`Store.open`; see the module docstring for the data model, durability
-    and concurrency. Every method raises :class:`StoreClosedError` after ``close()``, and
-    every write raises :class:`ReadOnlyError` on a read-only store.
+    Open it with :meth:`Store.open`; see the module docstring for durability and concurrency,
+    and :mod:`store.cache` for the data model. Every method raises :class:`StoreClosedError`
+    after ``close()``, and every write raises :class:`ReadOnlyError` on a read-only store.
     """
-
-    _INFINITY: ClassVar[int] = 1 << 62
 
     def __init__(self) -> None:  # use Store.open
         self._closed = True
         self._readonly = True
         self._blocked = True  # closed or read-only: one test on the write paths
         self._name = ""
-        self._values: dict[str, dict[str, Any]] = {}
-        self._layers: list[_Layer] = []
-        self._base_pending: dict[Key, Any] = {}
-        self._touched: dict[Key, Any] = {}
+        self._cache: LayerStack = FullCache()
+        self._layers: list[Layer] = self._cache.layers  # the cache's, read on every write
         # (ts, op, depth, layer, parent, label, kind, key, encoded value) per operation since
-        # the last flush; the flush turns each into a journal row.
+        # the last flush; the flush turns each into a journal row. The buffer holds encodings,
+        # not values, so a value overwritten before the flush is freed at once (a buffer of
+        # values kept whole object trees alive, and Python's full GC passes grew with them).
         self._journal: list[tuple[Any, ...]] | None = None
-        # The latest value put to each key since the last flush, with the encoding its check
-        # produced: the flush's entry rows reuse it instead of encoding again.
-        self._encoded: dict[Key, tuple[Any, str]] = {}
-        self._bounded: int | None = None
         self._seq = 1
         self._next_layer = 1
         self._checkpoint_seq: int | None = None
+        self._chain: str | None = None  # the journal chain at the last checkpoint
         self._digest = 0
-        self._truncate = self._INFINITY
-        self._sql_depth = 0
         self._store_id = 0
         self._created_at = 0.0
         self._ops_left = _CHECK_EVERY
         self._last_checkpoint = _monotonic()
-        self._engine: Engine | None = None
+        self._connected: opening.Connected | None = None
         self._conn: Connection | None = None
-        self._lock: _sql.WriterLock | None = None
         self._target: _sql.Target | None = None
-        self._auto = True
-        self._interval: float | None = 30.0
-        self._on_base_commit: float | None = 1.0
-        self._max_pending = 200_000
+        self._apply_policy(_DEFAULTS)
         self._journal_complete = True
         self._backend = ""
+        super().__init__()
+
+    def _apply_policy(self, options: StoreOptions) -> None:
+        self._options = options
+        self._auto = options.auto_checkpoint
+        self._interval = options.checkpoint_interval
+        self._on_base_commit = options.base_commit_gap
+        self._max_pending = options.max_pending
 
     # -- opening and closing ---------------------------------------------------------------------
 
@@ -155,17 +122,9 @@ class Store:
 
         ``target`` is a file path or an SQLAlchemy URL (``sqlite:///path``, ``sqlite://`` for a
         throw-away in-memory database, ``postgresql+psycopg://...``). Opening runs the schema
-        migrations (``alembic upgrade head``) when the database needs them.
-
-        Options: ``cache_size`` (None = every value in memory; N = at most N cached values per
-        kind, the rest read from SQL), ``journal`` (True), ``auto_checkpoint`` (True),
-        ``checkpoint_interval`` (30.0 seconds of work; None = never by time),
-        ``checkpoint_on_base_commit`` (1.0: a commit into the base checkpoints if the last
-        checkpoint is at least this many seconds old; 0 = always; None = never),
-        ``max_pending`` (200,000 journal entries),
-        ``sync`` ("normal": a checkpoint survives the process being killed; "full": also a
-        power cut; "off": neither, for throw-away runs; on PostgreSQL "full" is
-        ``synchronous_commit=on`` and the others ``off``, which survives a killed client).
+        migrations (``alembic upgrade head``) when the database needs them. ``options`` are
+        the fields of :class:`store.options.StoreOptions` (cache size, journal, checkpoint
+        policy, sync), which documents each and its default.
 
         Raises:
             NotADatabaseError: the target is a directory or not a drasnap database.
@@ -176,37 +135,32 @@ class Store:
             InvalidValueError: an unknown option or a bad option value.
         """
         script_location: Path | None = options.pop("_script_location", None)  # tests only
-        settings = dict(_OPTIONS)
-        unknown = set(options) - set(settings)
-        if unknown:
-            raise InvalidValueError(
-                f"unknown Store option(s) {', '.join(sorted(unknown))}; "
-                f"known: {', '.join(sorted(settings))}"
-            )
-        settings.update(options)
-        _check_settings(settings, name)
+        StoreOptions.check_known(options)
+        check_store_name(name)
+        settings = StoreOptions(**options)
+        connected, loaded = opening.connect(
+            target, name, readonly=readonly, options=settings, script_location=script_location
+        )
         store = cls()
-        target_info = _sql.parse_target(target)
-        if readonly and target_info.path is not None and not target_info.path.exists():
-            raise NotADatabaseError(f"{target_info.display} does not exist")
-        store._target = target_info
         store._name = name
         store._readonly = readonly
-        store._bounded = settings["cache_size"]
-        store._auto = bool(settings["auto_checkpoint"])
-        store._interval = settings["checkpoint_interval"]
-        gap = settings["checkpoint_on_base_commit"]
-        store._on_base_commit = (0.0 if gap else None) if isinstance(gap, bool) else gap
-        store._max_pending = int(settings["max_pending"])
-        engine = _sql.create(target_info, sync=settings["sync"], readonly=readonly)
-        store._engine = engine
-        try:
-            with _sql.translate(target_info, f"opening store {name!r}"):
-                store._conn = _sql.connect(engine, target_info)
-                store._attach(script_location, journal_on=bool(settings["journal"]))
-        except BaseException:
-            store._teardown()
-            raise
+        store._apply_policy(settings)
+        store._connected = connected
+        store._target = connected.target
+        store._conn = connected.conn
+        store._backend = connected.backend
+        journal_on = settings.journal
+        if not readonly:
+            store._journal = [] if journal_on else None
+        store._journal_complete = loaded.journal_complete and journal_on
+        cache: LayerStack
+        if settings.cache_size is None:
+            cache = FullCache()
+        else:
+            assert connected.conn is not None
+            base = persist.SqlBase(connected.conn, loaded.store_id, connected.target)
+            cache = BoundedCache(settings.cache_size, base)
+        store._install(cache, loaded)
         store._closed = False
         store._blocked = readonly
         return store
@@ -220,106 +174,24 @@ class Store:
             StoreLockedError: a writer has the store open.
             NotADatabaseError, SchemaVersionError, DatabaseError: as for :meth:`open`.
         """
-        _check_settings(dict(_OPTIONS), name)
-        target_info = _sql.parse_target(target)
-        if target_info.path is not None and not target_info.path.exists():
-            return False
-        engine = _sql.create(target_info)
-        conn: Connection | None = None
-        lock: _sql.WriterLock | None = None
-        try:
-            with _sql.translate(target_info, f"dropping store {name!r}"):
-                conn = _sql.connect(engine, target_info)
-                _sql.prepare_schema(conn, target_info, readonly=True)
-                with conn.begin():
-                    row = persist.find_store(conn, name)
-                if row is None:
-                    return False
-                lock = _take_lock(conn, target_info, name)
-                conn.info["immediate"] = True
-                try:
-                    with conn.begin():
-                        persist.drop_store(conn, row.id)
-                finally:
-                    conn.info["immediate"] = False
-                return True
-        finally:
-            if lock is not None:
-                lock.release(conn)
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    conn.close()
-            engine.dispose()
+        check_store_name(name)
+        return opening.drop(target, name)
 
-    def _attach(self, script_location: Path | None, *, journal_on: bool) -> None:
-        conn = self._conn
-        target = self._target
-        assert conn is not None and target is not None
-        version = conn.dialect.server_version_info or ()
-        self._backend = f"{conn.dialect.name} {'.'.join(map(str, version))}".strip()
-        _sql.prepare_schema(conn, target, readonly=self._readonly, script_location=script_location)
-        with conn.begin():
-            row = persist.find_store(conn, self._name)
-        if row is None:
-            if self._readonly:
-                raise StoreNotFoundError(f"no store named {self._name!r} in {target.display}")
-            conn.info["immediate"] = True
-            try:
-                with conn.begin():
-                    if persist.find_store(conn, self._name) is None:
-                        persist.create_store(conn, self._name, journal_on=journal_on)
-            finally:
-                conn.info["immediate"] = False
-        if not self._readonly:
-            self._lock = _take_lock(conn, target, self._name)
-        with _sql.snapshot(conn), conn.begin():
-            row = persist.find_store(conn, self._name)
-            loaded = persist.load(conn, row, with_base=self._bounded is None)
-        if not self._readonly:
-            conn.info["immediate"] = True
-            try:
-                with conn.begin():
-                    persist.claim_store(
-                        conn,
-                        loaded.store_id,
-                        pid=os.getpid(),
-                        host=socket.gethostname(),
-                        journal_on=journal_on,
-                    )
-            finally:
-                conn.info["immediate"] = False
-            self._journal = [] if journal_on else None
-        self._journal_complete = loaded.journal_complete and journal_on
-        self._install(loaded)
-
-    def _install(self, loaded: persist.Loaded) -> None:
+    def _install(self, cache: LayerStack, loaded: Loaded) -> None:
         self._store_id = loaded.store_id
         self._created_at = loaded.created_at
         self._seq = loaded.next_seq
         self._next_layer = loaded.next_layer
         self._digest = loaded.digest
-        bounded = self._bounded is not None
-        values = self._values = loaded.base
-        for instance, label, created, changes in loaded.layers:
-            layer = _Layer(label, instance, created, fresh=False)
-            layer.changes = changes
-            undo = layer.undo
-            for ck, new in changes.items():
-                kind, key = ck
-                kc = values.get(kind)
-                if kc is None:
-                    kc = values[kind] = {}
-                # With a bounded cache the value below is not known: Revert then evicts.
-                undo[ck] = MISS if bounded else kc.get(key, ABSENT)
-                if bounded or new is TOMBSTONE:
-                    kc.pop(key, None)
-                else:
-                    kc[key] = new
-            self._layers.append(layer)
-        self._sql_depth = len(self._layers)
+        self._checkpoint_seq = loaded.checkpoint_seq
+        self._chain = loaded.chain
+        cache.install(loaded)
+        self._cache = cache
+        self._layers = cache.layers
+        # The store's most frequent call goes straight to the cache (one dict lookup with every
+        # value in memory); close() removes the shortcut, so a closed store raises.
+        self.get = cache.get  # type: ignore[method-assign]
         self._last_checkpoint = _monotonic()
-        if not bounded:
-            self.get = self._get_unbounded  # type: ignore[method-assign]
 
     def close(self, *, checkpoint: bool = True) -> None:
         """Checkpoint (writers) and release the database and the writer lock. Idempotent.
@@ -335,27 +207,12 @@ class Store:
         finally:
             self._closed = True
             self._blocked = True
-            self._values = {}
-            self._layers = []
-            self._teardown()
-
-    def _teardown(self) -> None:
-        conn = self._conn
-        if self._lock is not None:
-            if conn is not None and not self._readonly:
-                # Best effort: the holder pid is only advice; the lock itself is what counts.
-                with contextlib.suppress(Exception), conn.begin():
-                    persist.release_store(conn, self._store_id)
-            self._lock.release(conn)
-            self._lock = None
-        if conn is not None:
-            # Closing a broken connection must not mask the error that broke it.
-            with contextlib.suppress(Exception):
-                conn.close()
+            self.__dict__.pop("get", None)
+            self._cache = FullCache()
+            self._layers = self._cache.layers
+            if self._connected is not None:
+                opening.disconnect(self._connected)
             self._conn = None
-        if self._engine is not None:
-            self._engine.dispose()
-            self._engine = None
 
     def __enter__(self) -> Store:
         return self
@@ -381,6 +238,11 @@ class Store:
     def backend(self) -> str:
         """The database underneath and its version, e.g. ``sqlite 3.40.1``."""
         return self._backend
+
+    @property
+    def options(self) -> StoreOptions:
+        """The options it was opened with."""
+        return self._options
 
     @property
     def readonly(self) -> bool:
@@ -409,6 +271,20 @@ class Store:
         if self._closed:
             raise StoreClosedError(f"Cannot read from a closed store ({self._name!r}).")
 
+    # -- followers -------------------------------------------------------------------------------
+
+    def _tell_restored(self, undo: dict[Key, Any]) -> None:
+        """Tell the followers the values a revert restored, newest change first (with a
+        bounded cache a value the layer did not know may be read from SQL)."""
+        followed = self._followed
+        get = self._cache.get
+        for kind, key in reversed(undo):
+            fs = followed.get(kind)
+            if fs is not None:
+                value = get(kind, key, ABSENT)
+                for f in fs:
+                    f.changed(kind, key, value)
+
     # -- layers ----------------------------------------------------------------------------------
 
     @property
@@ -430,7 +306,7 @@ class Store:
         instance = self._next_layer
         self._next_layer = instance + 1
         now = _now()
-        layers.append(_Layer(label, instance, now))
+        layers.append(Layer(label, instance, now))  # the cache's own list
         depth = len(layers)
         if self._journal is not None:
             self._journal.append((now, "fork", depth, instance, parent, label, None, None, None))
@@ -440,19 +316,17 @@ class Store:
     def revert(self) -> int:
         """Drop the top layer and its changes; a no-op at the base. Returns the new depth.
 
-        O(keys changed in the layer), no SQL.
+        O(keys changed in the layer), no SQL (with a bounded cache, reads of what it restores
+        may need SQL later).
         """
         if self._blocked:
             self._writable("revert")
-        layers = self._layers
-        if not layers:
+        top = self._cache.revert()
+        if top is None:
             return 0
-        top = layers.pop()
-        depth = len(layers) + 1
-        if top.undo:
-            self._undo(top)
-        if not top.fresh and depth < self._truncate:
-            self._truncate = depth
+        depth = len(self._layers) + 1
+        if self._followed and top.undo:
+            self._tell_restored(top.undo)
         if self._journal is not None:
             self._journal.append(
                 (_now(), "revert", depth, top.instance, None, None, None, None, None)
@@ -461,39 +335,6 @@ class Store:
         if self._ops_left <= 0:
             self._tick()
         return depth - 1
-
-    def _undo(self, top: _Layer) -> None:
-        """Restore the values a dropped layer overwrote (its undo log)."""
-        values = self._values
-        if not top.fresh:
-            # The layer was in SQL at the last checkpoint, so these keys may change effective
-            # value now without having been written since: the digest needs their old values.
-            # (A fresh layer's keys were all written after the checkpoint: already recorded.)
-            touched = self._touched
-            unknown = self._bounded is not None
-            for kind, key in top.undo:
-                if (kind, key) not in touched:
-                    touched[kind, key] = MISS if unknown else values[kind].get(key, ABSENT)
-        if self._bounded is None:
-            last = None
-            kc: dict[str, Any] = {}
-            for (kind, key), prev in top.undo.items():
-                if kind is not last:  # layers mostly touch one kind at a time
-                    kc = values[kind]
-                    last = kind
-                if prev is ABSENT:
-                    kc.pop(key, None)
-                else:
-                    kc[key] = prev
-            return
-        for (kind, key), prev in top.undo.items():
-            kc = values[kind]
-            if prev is MISS:
-                kc.pop(key, None)  # unknown below: the next read resolves it
-            else:
-                kc[key] = prev  # ABSENT is a negative cache entry
-        for kc in values.values():
-            self._evict(kc)
 
     def commit(self) -> int:
         """Merge the top layer into the one below; a no-op at the base. Returns the new depth.
@@ -506,33 +347,14 @@ class Store:
         layers = self._layers
         if not layers:
             return 0
-        top = layers.pop()
-        depth = len(layers) + 1
-        if not top.fresh and depth < self._truncate:
-            self._truncate = depth
-        if layers:
-            parent = layers[-1]
-            pundo = parent.undo
-            for ck, prev in top.undo.items():
-                if ck not in pundo:
-                    pundo[ck] = prev
-            parent.changes.update(top.changes)
-            if not parent.fresh:
-                if parent.dirty is None:
-                    parent.dirty = set(top.changes)
-                else:
-                    parent.dirty.update(top.changes)
-            into = parent.instance
-        else:
-            self._base_pending.update(top.changes)
-            into = 0
+        depth = len(layers)
+        instance = layers[-1].instance
+        into = self._cache.commit()
         if self._journal is not None:
-            self._journal.append(
-                (_now(), "commit", depth, top.instance, into, None, None, None, None)
-            )
+            self._journal.append((_now(), "commit", depth, instance, into, None, None, None, None))
         gap = self._on_base_commit
         if (
-            not layers  # only a commit into the base reads the clock
+            into == 0  # only a commit into the base reads the clock
             and self._auto
             and gap is not None
             and _monotonic() - self._last_checkpoint >= gap
@@ -547,155 +369,39 @@ class Store:
     def layers(self) -> list[LayerInfo]:
         """The open layers, base first: depth, label, creation time, number of entries."""
         self._readable()
-        out = [LayerInfo(0, None, self._created_at, self._base_size())]
-        out.extend(
-            LayerInfo(d, ly.label, ly.created_at, len(ly.changes))
-            for d, ly in enumerate(self._layers, start=1)
-        )
-        return out
-
-    def _base_size(self) -> int:
-        """Live keys in the base layer: the effective state with every layer's undo applied."""
-        below: dict[Key, Any] = {}
-        for layer in self._layers:
-            for ck, prev in layer.undo.items():
-                below.setdefault(ck, prev)
-        if self._bounded is not None:
-            assert self._conn is not None
-            with _sql.translate(self._require_target(), "counting the base layer"):
-                count = persist.read_base_count(self._conn, self._store_id)
-                pending = self._base_pending
-                in_sql = (
-                    persist.read_base_present(self._conn, self._store_id, list(pending))
-                    if pending
-                    else set()
-                )
-                for ck, value in pending.items():
-                    count += (value is not TOMBSTONE) - (ck in in_sql)
-            return count
-        count = sum(len(kc) for kc in self._values.values())
-        for ck, prev in below.items():
-            now_live = ck[1] in self._values.get(ck[0], {})
-            count += (prev is not ABSENT) - now_live
-        return count
+        return self._cache.layer_infos(self._created_at)
 
     # -- reads -----------------------------------------------------------------------------------
 
     def get(self, kind: str, key: str, default: Any = None) -> Any:
         """The effective value of ``kind/key``, or ``default``. O(1) from the cache."""
-        kc = self._values.get(kind)
-        if kc is not None:
-            value = kc.get(key, MISS)
-            if value is not MISS:
-                return default if value is ABSENT else value
-        if self._bounded is None:
-            if self._closed:
-                self._readable()
-            return default
-        value = self._resolve(kind, key)
-        return default if value is ABSENT else value
-
-    def _get_unbounded(self, kind: str, key: str, default: Any = None) -> Any:
-        # With every live value in memory, a miss means absent; the store's most frequent call
-        # is then one dict lookup. Closing empties ``_values``, so a closed store still raises.
-        kc = self._values.get(kind)
-        if kc is not None:
-            return kc.get(key, default)
-        if self._closed:
-            self._readable()
-        return default
-
-    def _resolve(self, kind: str, key: str) -> Any:
-        """Bounded cache miss: layers top-down, unflushed base writes, then SQL."""
-        self._readable()
-        value = self._effective((kind, key))
-        kc = self._values.get(kind)
-        if kc is None:
-            kc = self._values[kind] = {}
-        kc[key] = value
-        self._evict(kc)
-        return value
-
-    def _effective(self, ck: Key) -> Any:
-        """The effective value of a key (value or ABSENT), consulting SQL only when bounded."""
-        if self._bounded is None:
-            return self._values.get(ck[0], {}).get(ck[1], ABSENT)
-        kc = self._values.get(ck[0])
-        if kc is not None:
-            hit = kc.get(ck[1], MISS)
-            if hit is not MISS:
-                return hit
-        for layer in reversed(self._layers):
-            value = layer.changes.get(ck, MISS)
-            if value is not MISS:
-                return ABSENT if value is TOMBSTONE else value
-        value = self._base_pending.get(ck, MISS)
-        if value is not MISS:
-            return ABSENT if value is TOMBSTONE else value
-        assert self._conn is not None
-        with _sql.translate(self._require_target(), f"reading {ck[0]}/{ck[1]}"):
-            return persist.read_base_value(self._conn, self._store_id, ck[0], ck[1])
-
-    def _evict(self, kc: dict[str, Any]) -> None:
-        limit = self._bounded
-        if limit is not None:
-            while len(kc) > limit:
-                del kc[next(iter(kc))]
+        self._readable()  # an open store's calls go to its cache's get (see _install)
+        return self._cache.get(kind, key, default)
 
     def in_current_layer(self, kind: str, key: str) -> bool:
         """Was ``kind/key`` set (not deleted) in the top layer? At depth 0: does it exist?"""
         self._readable()
-        if self._layers:
-            value = self._layers[-1].changes.get((kind, key), TOMBSTONE)
-            return value is not TOMBSTONE
-        return self.get(kind, key, MISS) is not MISS
+        return self._cache.in_current_layer(kind, key)
 
     def items(self, kind: str) -> dict[str, Any]:
         """A fresh dict of every live key of ``kind`` and its value."""
         self._readable()
-        if self._bounded is None:
-            kc = self._values.get(kind)
-            return dict(kc) if kc else {}
-        assert self._conn is not None
-        with _sql.translate(self._require_target(), f"listing {kind}"):
-            result = persist.read_base_items(self._conn, self._store_id, kind)
-        overlays = [self._base_pending] + [ly.changes for ly in self._layers]
-        for changes in overlays:
-            for (k, key), value in changes.items():
-                if k != kind:
-                    continue
-                if value is TOMBSTONE:
-                    result.pop(key, None)
-                else:
-                    result[key] = value
-        return result
+        return self._cache.items(kind)
 
     def keys(self, kind: str) -> list[str]:
         """The live keys of ``kind``."""
-        if self._bounded is None:
-            self._readable()
-            return list(self._values.get(kind, ()))
-        return list(self.items(kind))
+        self._readable()
+        return self._cache.keys(kind)
 
     def count(self, kind: str) -> int:
         """The number of live keys of ``kind``."""
-        if self._bounded is None:
-            self._readable()
-            return len(self._values.get(kind, ()))
-        return len(self.items(kind))
+        self._readable()
+        return self._cache.count(kind)
 
     def kinds(self) -> list[str]:
         """Every kind with at least one live key, sorted."""
         self._readable()
-        if self._bounded is None:
-            return sorted(k for k, kc in self._values.items() if kc)
-        assert self._conn is not None
-        with _sql.translate(self._require_target(), "listing kinds"):
-            names = persist.read_base_kinds(self._conn, self._store_id)
-        names.update(ck[0] for ck in self._base_pending)
-        for layer in self._layers:
-            names.update(ck[0] for ck in layer.changes)
-        return sorted(k for k in names if self.count(k))
+        return self._cache.kinds()
 
     def state_digest(self) -> str:
         """Digest of the effective state; equal for equal states on every backend.
@@ -703,19 +409,10 @@ class Store:
         O(keys changed since the last checkpoint) with an unbounded cache.
         """
         self._readable()
-        total = self._digest
-        if self._touched:
-            for ck, old in self._touched.items():
-                new = self._effective(ck)
-                if old is MISS:
-                    return self._full_digest()
-                if old is new:
-                    continue
-                if old is not ABSENT:
-                    total -= entry_hash(ck[0], ck[1], encode(old))
-                if new is not ABSENT:
-                    total += entry_hash(ck[0], ck[1], encode(new))
-        return format_digest(total)
+        changes = list(self._cache.digest_changes())
+        if any(old is MISS for _, old, _ in changes):
+            return self._full_digest()
+        return format_digest(digest_after(self._digest, pending.encoded_changes(changes, encode)))
 
     def _full_digest(self) -> str:
         total = 0
@@ -736,7 +433,19 @@ class Store:
         if self._blocked:
             self._writable("put into")
         check_name(kind, key)
-        self._write(kind, key, value, "put", checked_encoding(value, kind=kind, key=key))
+        text = checked_encoding(value, kind=kind, key=key)
+        self._cache.write(kind, key, value, text)
+        fs = self._followed.get(kind)
+        if fs is not None:
+            for f in fs:
+                f.changed(kind, key, value)
+        if self._journal is not None:
+            layers = self._layers
+            top = layers[-1].instance if layers else 0
+            self._journal.append((_now(), "put", len(layers), top, None, None, kind, key, text))
+        self._ops_left -= 1
+        if self._ops_left <= 0:
+            self._tick()
 
     def delete(self, kind: str, key: str) -> None:
         """Tombstone ``kind/key`` in the top layer (also when it does not exist).
@@ -747,53 +456,15 @@ class Store:
         if self._blocked:
             self._writable("delete from")
         check_name(kind, key)
-        self._write(kind, key, TOMBSTONE, "delete", None)
-
-    def _write(self, kind: str, key: str, value: Any, op: str, text: str | None) -> None:
-        """Apply a checked put (``text``: the value's encoding) or, with TOMBSTONE, a delete to
-        the top layer, and journal it.
-
-        The journal buffer holds the encoding, not the value, so a value overwritten before
-        the flush is freed at once (a buffer of values kept whole object trees alive, and
-        Python's full GC passes grew with them); the flush reuses it for the entry rows.
-        """
-        ck = (kind, key)
-        kc = self._values.get(kind)
-        if kc is None:
-            kc = self._values[kind] = {}
-        bounded = self._bounded is not None
-        old = kc.get(key, MISS if bounded else ABSENT)
-        if ck not in self._touched:
-            self._touched[ck] = old
-        layers = self._layers
-        if layers:
-            top = layers[-1]
-            if ck not in top.undo:
-                top.undo[ck] = old
-            top.changes[ck] = value
-            if not top.fresh:
-                if top.dirty is None:
-                    top.dirty = {ck}
-                else:
-                    top.dirty.add(ck)
-        else:
-            self._base_pending[ck] = value
-        if value is TOMBSTONE:
-            if bounded:
-                kc[key] = ABSENT
-            else:
-                kc.pop(key, None)
-        else:
-            kc[key] = value
-            if bounded:
-                self._evict(kc)
-        if text is not None:
-            self._encoded[ck] = (value, text)
+        self._cache.write(kind, key, TOMBSTONE, None)
+        fs = self._followed.get(kind)
+        if fs is not None:
+            for f in fs:
+                f.changed(kind, key, ABSENT)
         if self._journal is not None:
-            top_instance = layers[-1].instance if layers else 0
-            self._journal.append(
-                (_now(), op, len(layers), top_instance, None, None, kind, key, text)
-            )
+            layers = self._layers
+            top = layers[-1].instance if layers else 0
+            self._journal.append((_now(), "delete", len(layers), top, None, None, kind, key, None))
         self._ops_left -= 1
         if self._ops_left <= 0:
             self._tick()
@@ -801,13 +472,7 @@ class Store:
     # -- durability ------------------------------------------------------------------------------
 
     def _has_unflushed(self) -> bool:
-        return bool(
-            self._journal
-            or self._base_pending
-            or self._touched
-            or self._truncate != self._INFINITY
-            or any(ly.fresh or ly.dirty for ly in self._layers)
-        )
+        return bool(self._journal) or self._cache.has_unflushed()
 
     def checkpoint(self) -> None:
         """Make everything so far durable, open layers and labels included, in one transaction.
@@ -822,9 +487,30 @@ class Store:
             self._readable()
         if self._readonly:
             return
-        assert self._conn is not None
+        conn = self._conn
+        assert conn is not None
+        sid = self._store_id
         with _sql.translate(self._require_target(), f"checkpointing store {self._name!r}"):
-            persist.flush(self, self._conn, checkpoint_row=self._journal is not None)
+            owed = pending.plan(
+                self._cache,
+                self._journal,
+                store_id=sid,
+                next_seq=self._seq,
+                next_layer=self._next_layer,
+                digest=self._digest,
+                checkpoint_seq=self._checkpoint_seq,
+                chain=self._chain,
+                resolve=lambda keys: persist.resolved_encoded(conn, sid, keys),
+            )
+            flushed = persist.flush(conn, owed)
+        # Written: now (and only now) the memory side may forget what it kept for SQL.
+        self._cache.flushed()
+        if self._journal is not None:
+            self._journal.clear()
+        self._seq = flushed.next_seq
+        self._checkpoint_seq = flushed.checkpoint_seq
+        self._chain = flushed.chain
+        self._digest = parse_digest(flushed.state_digest)
         self._last_checkpoint = _monotonic()
         self._ops_left = _CHECK_EVERY
 
@@ -843,7 +529,7 @@ class Store:
     def _due(self) -> bool:
         if self._journal is not None and len(self._journal) >= self._max_pending:
             return True
-        if len(self._base_pending) >= self._max_pending:
+        if len(self._cache.base_pending) >= self._max_pending:
             return True
         interval = self._interval
         return interval is not None and _monotonic() - self._last_checkpoint >= interval
@@ -856,48 +542,3 @@ class Store:
     def _require_target(self) -> _sql.Target:
         assert self._target is not None
         return self._target
-
-
-def _take_lock(conn: Connection, target: _sql.Target, name: str) -> _sql.WriterLock:
-    """The writer lock of store ``name``, or ``StoreLockedError`` naming its holder."""
-    lock = _sql.WriterLock(target, name)
-    deadline = _monotonic() + _sql.STALE_LOCK_WAIT
-    while not lock.acquire(conn):
-        with conn.begin():
-            holder = persist.find_store(conn, name)
-        pid, host = (holder.holder_pid, holder.holder_host) if holder else (None, None)
-        # A holder killed a moment ago may still hold it on PostgreSQL, until the server
-        # notices the dropped connection: wait for that, not for a live holder.
-        if not _sql.holder_is_gone(pid, host) or _monotonic() > deadline:
-            raise _sql.locked_error(name, target.display, pid, host)
-        time.sleep(0.02)
-    return lock
-
-
-def _check_settings(settings: dict[str, Any], name: str) -> None:
-    if type(name) is not str or not name:
-        raise InvalidValueError(f"a store name must be a non-empty string, got {name!r}")
-    if len(name) > 200:
-        raise InvalidValueError(f"a store name has at most 200 characters, got {len(name)}")
-    size = settings["cache_size"]
-    if size is not None and (type(size) is not int or size < 1):
-        raise InvalidValueError(f"cache_size must be None or a positive integer, got {size!r}")
-    interval = settings["checkpoint_interval"]
-    if interval is not None and (not isinstance(interval, int | float) or interval < 0):
-        raise InvalidValueError(
-            f"checkpoint_interval must be None or seconds >= 0, got {interval!r}"
-        )
-    gap = settings["checkpoint_on_base_commit"]
-    if (
-        gap is not None
-        and not isinstance(gap, bool)
-        and (not isinstance(gap, int | float) or gap < 0)
-    ):
-        raise InvalidValueError(
-            f"checkpoint_on_base_commit must be seconds >= 0, True, False or None, got {gap!r}"
-        )
-    if settings["sync"] not in ("off", "normal", "full"):
-        raise InvalidValueError(f"sync must be 'off', 'normal' or 'full', got {settings['sync']!r}")
-    pending = settings["max_pending"]
-    if type(pending) is not int or pending < 1:
-        raise InvalidValueError(f"max_pending must be a positive integer, got {pending!r}")

@@ -1,11 +1,12 @@
-"""``MemoryStore``: cluster-autoscaler's patch set (spec §1) as a Python class, no persistence.
+"""``MemoryStore``: cluster-autoscaler's patch set as a Python class, without persistence.
 
 Data model: a stack of patches, base first. Each patch holds, per kind, ``modified`` (key ->
 value) and ``deleted`` (tombstones); within a patch a key is never in both. A read resolves the
 newest patch that mentions the key, tombstones checked first. A per-kind read cache memoises
 resolved lookups (with negative entries), and a per-kind "in sync" flag says the cache holds
 every live key so ``items`` can be served from it. Fork and Commit keep the cache; Revert
-evicts exactly the keys of the dropped patch (spec §1.2-§1.3).
+evicts exactly the keys of the dropped patch. Upstream: ``PatchSet`` and ``Patch`` in
+``cluster-autoscaler/simulator/common/patchset.go`` and ``patch.go``.
 
 It is the reference model the durable :class:`store.Store` is tested against, and a backend of
 its own for users who want speed without durability. Not thread-safe.
@@ -17,11 +18,13 @@ mutate them; ``put`` a new value instead. The store never mutates a value after 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
 from store.codec import check_name, check_text, check_value, digest_of
 from store.errors import InvalidValueError
+from store.followers import Followed
 from store.interface import ABSENT, MISS, LayerInfo
 
 
@@ -53,7 +56,7 @@ class _Patch:
         dels.add(key)
 
     def merge_from(self, top: _Patch) -> None:
-        """Apply ``top`` onto this patch: sets, then tombstones (spec §1.1 mergePatchesInPlace)."""
+        """Apply ``top`` onto this patch: sets, then tombstones (upstream's mergePatchesInPlace)."""
         for kind, mod in top.modified.items():
             for key, value in mod.items():
                 self.set(kind, key, value)
@@ -65,7 +68,7 @@ class _Patch:
         return sum(map(len, self.modified.values())) + sum(map(len, self.deleted.values()))
 
 
-class MemoryStore:
+class MemoryStore(Followed):
     """The in-memory patch-set store: same interface as :class:`store.Store`, nothing durable.
 
     >>> s = MemoryStore()
@@ -85,6 +88,7 @@ class MemoryStore:
         self._patches: list[_Patch] = [_Patch(None)]
         self._cache: dict[str, dict[str, Any]] = {}
         self._in_sync: set[str] = set()
+        super().__init__()
 
     # -- lifecycle (nothing to do: kept so both backends are interchangeable) -----------------
 
@@ -159,7 +163,24 @@ class MemoryStore:
                     for key in keys:
                         kc.pop(key, None)
                 self._in_sync.discard(kind)
+        if self._followed and (top.modified or top.deleted):
+            self._tell_restored(top)
         return len(patches) - 1
+
+    def _tell_restored(self, top: _Patch) -> None:
+        """Tell the followers the values a revert restored, newest change first."""
+        followed = self._followed
+        changed: list[tuple[str, Iterable[str]]] = [
+            (kind, reversed(mod)) for kind, mod in top.modified.items()
+        ]
+        changed += top.deleted.items()
+        for kind, keys in changed:
+            fs = followed.get(kind)
+            if fs is not None:
+                for key in keys:
+                    value = self.get(kind, key, ABSENT)
+                    for f in fs:
+                        f.changed(kind, key, value)
 
     def layers(self) -> list[LayerInfo]:
         """The open layers, base first."""
@@ -247,6 +268,10 @@ class MemoryStore:
         if kc is None:
             kc = self._cache[kind] = {}
         kc[key] = value
+        fs = self._followed.get(kind)
+        if fs is not None:
+            for f in fs:
+                f.changed(kind, key, value)
 
     def delete(self, kind: str, key: str) -> None:
         """Tombstone ``kind/key`` in the top layer (also when it does not exist).
@@ -260,8 +285,12 @@ class MemoryStore:
         if kc is None:
             kc = self._cache[kind] = {}
         kc[key] = ABSENT
+        fs = self._followed.get(kind)
+        if fs is not None:
+            for f in fs:
+                f.changed(kind, key, ABSENT)
 
-    # -- white-box view for the spec's cache tests (§4.2 TestPatchSetCache) ---------------------
+    # -- white-box view for the cache tests (upstream's TestPatchSetCache in patchset_test.go) --
 
     def _drop_cache(self) -> None:
         """Forget every cached lookup, as if the layers had been built without the cache."""

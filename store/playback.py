@@ -13,16 +13,25 @@ Generic: kinds, keys and values only. Replay knows no more than the store does.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Final
 
-from store.codec import EMPTY_DIGEST, encode, entry_hash, format_digest, parse_digest
+from store.chain import ChainHasher
+from store.codec import (
+    DIGEST_MOD,
+    EMPTY_DIGEST,
+    digest_after,
+    encode,
+    entry_hash,
+    format_digest,
+    parse_digest,
+)
 from store.durable import Store
 from store.errors import InvalidValueError, StoreNotFoundError
-from store.history import Journal, JournalError, JournalRecord, OpenLayer
-from store.interface import LayerInfo
+from store.interface import LayerInfo, VersionedStore
+from store.journal import Journal, JournalError, JournalRecord, OpenLayer
 from store.jsondiff import FieldChange, field_diff
 from store.memory import MemoryStore
 
@@ -38,7 +47,6 @@ __all__ = [
 ]
 
 Key = tuple[str, str]
-AnyStore = Store | MemoryStore
 
 
 class _Absent:
@@ -60,6 +68,8 @@ class Divergence:
     record, for a final digest that differs). ``kind``/``key`` name the entry that explains the
     difference when one does (``last_write_seq`` is its last write before ``seq``); otherwise
     ``candidates`` lists (up to 20) keys that changed since the previous matching checkpoint.
+    With ``journal_from`` set, the state matched but the checkpoint's journal chain did not:
+    a row from ``journal_from`` to ``seq`` was changed after it was written.
     """
 
     seq: int
@@ -69,8 +79,17 @@ class Divergence:
     key: str | None = None
     last_write_seq: int | None = None
     candidates: tuple[Key, ...] = ()
+    # Set when the journal's own rows were changed (its chain, see store.chain): the first
+    # row the checkpoint's chain covers. ``recorded``/``replayed`` are then the chains.
+    journal_from: int | None = None
 
     def describe(self) -> str:
+        if self.journal_from is not None:
+            return (
+                f"replay diverged at seq {self.seq}: the journal rows from seq "
+                f"{self.journal_from} to {self.seq} were changed after they were written; "
+                f"recorded chain {self.recorded}, replayed {self.replayed}"
+            )
         where = f"{self.kind} {self.key}" if self.key is not None else "an unidentified entry"
         if self.key is None and self.candidates:
             shown = ", ".join(f"{k} {y}" for k, y in self.candidates[:5])
@@ -117,7 +136,7 @@ class _Replayer:
     the value it had then (so the digest moves by O(changes), and diffs need no full copy).
     """
 
-    def __init__(self, target: AnyStore, *, store: str, track: bool = False) -> None:
+    def __init__(self, target: VersionedStore, *, store: str, track: bool = False) -> None:
         self.target = target
         self.store = store
         self.track = track
@@ -205,17 +224,20 @@ class _Replayer:
 
         What was tracked stays readable as ``marked``/``marked_written`` until the next mark.
         """
-        total = self.digest
         get = self.target.get
-        for (kind, key), old in self.touched.items():
-            new = get(kind, key, _ABSENT)
-            if old is new:
-                continue
-            if old is not _ABSENT:
-                total -= entry_hash(kind, key, encode(old))
-            if new is not _ABSENT:
-                total += entry_hash(kind, key, encode(new))
-        self.digest = total
+
+        def changes() -> Iterator[tuple[str, str, str | None, str | None]]:
+            for (kind, key), old in self.touched.items():
+                new = get(kind, key, _ABSENT)
+                if old is not new:
+                    yield (
+                        kind,
+                        key,
+                        None if old is _ABSENT else encode(old),
+                        None if new is _ABSENT else encode(new),
+                    )
+
+        total = self.digest = digest_after(self.digest, changes())
         self.marked, self.touched = self.touched, {}
         self.marked_written, self.written = self.written, {}
         return format_digest(total)
@@ -237,7 +259,7 @@ def _identify(rp: _Replayer, journal: Journal, rec: JournalRecord, replayed: str
     wrong entry shows as ``recorded - replayed == h(key, right) - h(key, replayed value)``.
     """
     assert rec.digest is not None
-    gap = (parse_digest(rec.digest) - parse_digest(replayed)) % (1 << 128)
+    gap = (parse_digest(rec.digest) - parse_digest(replayed)) % DIGEST_MOD
     get = rp.target.get
     for (kind, key), old in rp.marked.items():
         now = get(kind, key, _ABSENT)
@@ -249,7 +271,7 @@ def _identify(rp: _Replayer, journal: Journal, rec: JournalRecord, replayed: str
         options += journal.stored_values(kind, key)
         for text in options:
             right = 0 if text is None else entry_hash(kind, key, text)
-            if (right - now_hash) % (1 << 128) == gap:
+            if (right - now_hash) % DIGEST_MOD == gap:
                 writes = journal.key_writes(kind, [key])
                 before = [w.seq for w in writes if w.seq < rec.seq]
                 return Divergence(
@@ -281,8 +303,10 @@ def replay(
     The fresh store is a :class:`MemoryStore`, or with ``into`` a new store of the same name in
     that database (it must not hold one yet; recorded checkpoints are checkpoints there too, so
     its journal has the same sequence numbers). Stops after seq ``to`` if given. With
-    ``verify``, the digest is compared at every recorded checkpoint and the replay stops at the
-    first that differs (:attr:`ReplayReport.divergence`). Replayed to the end, the digest is
+    ``verify``, the state digest is compared at every recorded checkpoint, then the journal
+    chain (``store.chain``: a digest of the rows since the previous checkpoint, so an edit of
+    any row, one of a reverted layer included, shows), and the replay stops at the first that
+    differs (:attr:`ReplayReport.divergence`). Replayed to the end, the digest is
     compared with the one the store recorded at its last checkpoint either way.
     ``progress`` is called with the number of records applied every 100,000 records.
 
@@ -296,7 +320,7 @@ def replay(
         journal.require_complete("replay it")
         info = journal.info
         stop = info.last_seq if to is None else journal.check_seq(to)
-        target: AnyStore
+        target: VersionedStore
         if into is None:
             target = MemoryStore()
         else:
@@ -306,16 +330,31 @@ def replay(
         verified = 0
         rp = _Replayer(target, store=name, track=verify)
         rp.keep_written = verify
+        chain = ChainHasher(None) if verify else None
+        chain_start = 1
         last: JournalRecord | None = None
+        digest: str | None = None
+        records = journal.records(stop=stop)
         try:
-            for last in journal.records(stop=stop):
+            for last in records:
                 rp.apply(last)
+                if chain is not None:
+                    chain.add(_chain_row(info.store_id, last))
                 if last.op == "checkpoint":
                     if verify:
+                        assert chain is not None and last.digest is not None
                         digest = rp.mark()
                         if digest != last.digest:
                             divergence = _identify(rp, journal, last, digest)
                             break
+                        replayed = chain.finish()
+                        if last.chain is not None and replayed != last.chain:
+                            divergence = Divergence(
+                                last.seq, last.chain, replayed, journal_from=chain_start
+                            )
+                            break
+                        chain = ChainHasher(None if last.chain is None else replayed)
+                        chain_start = last.seq + 1
                         verified += 1
                     if into is not None:
                         target.checkpoint()
@@ -324,11 +363,15 @@ def replay(
             # Every flush of a journal ends with a checkpoint record: a replay to the end (or
             # to any checkpoint) has a recorded digest to compare with.
             recorded = EMPTY_DIGEST if last is None else last.digest
-            if divergence is not None:
+            if divergence is not None and divergence.journal_from is None:
                 final = divergence.replayed
+            elif divergence is not None:
+                assert digest is not None
+                final = digest  # the state matched there; the journal's rows did not
             else:
                 final = rp.mark() if verify else target.state_digest()
         finally:
+            records.close()
             target.close()
     return ReplayReport(
         store=name,
@@ -342,6 +385,14 @@ def replay(
         checkpoints_verified=verified,
         divergence=divergence,
     )
+
+
+def _chain_row(store_id: int, rec: JournalRecord) -> tuple[Any, ...]:
+    """A journal record as the chain hashes it: as written (``store.chain``)."""
+    return (
+        store_id, rec.seq, rec.ts, rec.op, rec.depth, rec.layer, rec.parent, rec.label,
+        rec.kind, rec.key, rec.value_json, rec.digest, None,
+    )  # fmt: skip
 
 
 def _require_new_store(into: str | os.PathLike[str], name: str) -> None:
@@ -373,7 +424,7 @@ class State:
     store: str
     seq: int
     layers: list[OpenLayer]
-    _backing: AnyStore = field(repr=False)
+    _backing: VersionedStore = field(repr=False)
 
     def kinds(self) -> list[str]:
         return self._backing.kinds()

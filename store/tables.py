@@ -20,7 +20,10 @@ Data model (one database holds many named stores):
              revert), the ``layer`` instance it applied to, ``parent`` (for fork the instance
              below the new layer, for commit the instance it merged into), and op-specific
              columns: ``label`` (fork), ``kind``/``key``/``value`` (put, delete), ``digest``
-             (checkpoint: the state digest at that point).
+             (checkpoint: the state digest at that point) and ``chain`` (checkpoint: a digest
+             of the rows since the previous checkpoint, chained to its chain; ``store.chain``).
+``registered_views``  one row per view a layer above the store registered (``store.views``) and
+             a writer created: its name, a digest of the text it was created from, and when.
 """
 
 from __future__ import annotations
@@ -50,6 +53,10 @@ NAMING_CONVENTION = {
 }
 
 metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+#: Values per ``IN (...)`` list in a batched lookup: well below SQLite's bound-parameter limit
+#: (999 before 3.32) and PostgreSQL's.
+IN_LIST_CHUNK = 400
 
 stores = Table(
     "stores",
@@ -110,6 +117,7 @@ journal = Table(
     Column("key", Text, nullable=True),
     Column("value", Text, nullable=True),
     Column("digest", String(32), nullable=True),
+    Column("chain", String(32), nullable=True),
     Index("ix_journal_store_id_kind_key", "store_id", "kind", "key"),
     # Layer lookups (fates, spans) read only this partial index: fork/commit/revert rows with
     # every column they need (migration 0002).
@@ -126,4 +134,12 @@ journal = Table(
         sqlite_where=text("op IN ('fork', 'commit', 'revert')"),
         postgresql_where=text("op IN ('fork', 'commit', 'revert')"),
     ),
+)
+
+registered_views = Table(
+    "registered_views",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("digest", String(32), nullable=False),
+    Column("installed_at", Float, nullable=False),
 )

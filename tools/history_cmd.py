@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from snapshot.history import FATES, AllocationEvent, allocation_history, parse_device
+from snapshot.allocation_history import FATES, AllocationEvent, allocation_history, parse_device
 from snapshot.kinds import CLAIM_KIND
 from store import Journal
 from tools.errors import CommandError

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from snapshot.history import ClaimSummary, summarize_claims
+from snapshot.allocation_history import ClaimSummary, summarize_claims
 from snapshot.kinds import CLAIM_KIND
 from store import State, open_state
 from tools.errors import CommandError

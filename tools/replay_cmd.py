@@ -34,6 +34,7 @@ def report_json(report: ReplayReport) -> dict[str, object]:
             "recorded_digest": d.recorded,
             "replayed_digest": d.replayed,
             "candidates": [{"kind": k, "key": y} for k, y in d.candidates],
+            "journal_from": d.journal_from,
         },
     }
 
@@ -48,7 +49,9 @@ def report_json(report: ReplayReport) -> dict[str, object]:
     help="Replay into this new database file instead of memory.",
 )
 @click.option(
-    "--verify", is_flag=True, help="Compare the state digest at every recorded checkpoint."
+    "--verify",
+    is_flag=True,
+    help="Compare the state digest and the journal chain at every recorded checkpoint.",
 )
 @json_option
 @click.pass_context
@@ -65,7 +68,8 @@ def replay_cmd(
 
     Replayed to the end, the state digest must equal the one the store recorded; with
     --verify it is compared at every checkpoint, and the first divergence is reported (seq,
-    kind, key). Exits 1 when the digests differ.
+    kind, key), as is the first checkpoint whose journal chain shows that a row before it was
+    changed (a write of a reverted layer included). Exits 1 when either differs.
 
     Example:
 

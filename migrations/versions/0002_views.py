@@ -229,7 +229,7 @@ def _views(dialect: str) -> list[tuple[str, str]]:
 
 
 # The layer operations only (about one row in six), with every column a layer history needs,
-# so following a commit chain reads the index alone: store.history resolves the fate of a
+# so following a commit chain reads the index alone: store.journal resolves the fate of a
 # layer instance with one index lookup per step. Puts and deletes (most of the journal) are
 # not in it, so the store's writes barely pay for it.
 LAYER_OPS = "op IN ('fork', 'commit', 'revert')"

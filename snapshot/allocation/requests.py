@@ -18,10 +18,10 @@ from typing import Any
 from snapshot.allocation.capacity import Amount, parse_requests
 from snapshot.allocation.constraints import Constraint, DistinctAttribute, MatchAttribute
 from snapshot.allocation.fields import check_object_once
+from snapshot.allocation.pools import Device
 from snapshot.errors import AllocationError
 from snapshot.features import AllocatorFeatures
 from snapshot.kinds import klog_kobj
-from snapshot.pools import Device
 
 __all__ = [
     "MAX_DEVICES_PER_CLAIM",

@@ -5,8 +5,9 @@ Paraphrases ``allocateOne`` and ``allocateDevice`` of
 
 - Claims in order, their requests in order; for a prioritized list, its subrequests in order
   until one can be allocated together with everything after it.
-- For each device slot, candidates in pool order (see `snapshot.pools`); the next slot of the
-  same request starts after the previous slot's device, so each combination is tried once.
+- For each device slot, candidates in pool order (see `snapshot.allocation.pools`); the next
+  slot of the same request starts after the previous slot's device, so each combination is
+  tried once.
 - An "All" request takes its precomputed devices; any of them unusable ends that branch, a
   broken constraint is an error.
 - A device is usable for a request when it is not in use (admin access: not by this claim),
@@ -36,12 +37,13 @@ from typing import Any
 
 from snapshot import cel
 from snapshot.allocation import capacity as cap
+from snapshot.allocation.pools import Device, Pool, device_node_matches
 from snapshot.allocation.requests import MAX_DEVICES_PER_CLAIM, ClaimPlan, Request
 from snapshot.allocation.state import AllocatedState
+from snapshot.claims import DeviceID
 from snapshot.errors import AllocationError
 from snapshot.features import AllocatorFeatures
 from snapshot.kinds import klog_kobj
-from snapshot.pools import Device, DeviceID, Pool, device_node_matches
 
 __all__ = ["Pick", "Search"]
 

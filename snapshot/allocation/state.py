@@ -20,7 +20,8 @@ from collections.abc import Set as AbstractSet
 from fractions import Fraction
 from typing import Any
 
-from snapshot.pools import DeviceID, parse_quantity
+from snapshot.allocation.pools import parse_quantity
+from snapshot.claims import DeviceID
 
 __all__ = ["AllocatedState", "allocated_state"]
 

@@ -7,7 +7,7 @@
   .GetRequiredNodeAffinity``: ``spec.nodeSelector`` (every label equal) AND the required node
   affinity's terms (ORed; an empty term selects nothing; a malformed term, e.g. an unknown
   operator, never matches, as the scheduler ignores parse errors there). Terms are matched by
-  ``snapshot.pools.node_selector_matches``, the allocator's own node selection.
+  ``snapshot.allocation.pools.node_selector_matches``, the allocator's own node selection.
 - `Toleration.tolerates` is ``v1.Toleration.ToleratesTaint`` with TaintTolerationComparison
   Operators off (alpha in 1.36): ``Lt``/``Gt`` tolerate nothing.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from snapshot.errors import AllocationError, ObjectValidationError
-from snapshot.pools import node_selector_matches
+from snapshot.node_selectors import node_selector_matches
 
 __all__ = [
     "EVERYTHING",

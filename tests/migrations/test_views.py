@@ -1,8 +1,11 @@
-"""Migration 0002: the SQL views answer docs/sql.md's examples, agree with the Python history,
-and come and go with upgrade and downgrade; the layer index is what the queries use."""
+"""The SQL views (the store's from migrations 0002 and 0004, and the snapshot's registered
+allocation_events) answer docs/sql.md's examples, agree with the Python journal and allocation
+history, print times as drasnap history does, and come and go with upgrade and downgrade; the
+layer index is what the queries use."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import sqlite3
 from pathlib import Path
@@ -16,13 +19,14 @@ from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 from sqlalchemy.dialects import sqlite
 
-from snapshot.history import allocation_history
-from store import Store
+from snapshot.allocation_history import allocation_history
+from store import Store, iso_utc_sql
 from store._sql import alembic_config
-from store.history import _ALL_STRUCTURE, _CLOSE_ROWS, _LAYER_ROWS, Journal
+from store.journal import _ALL_STRUCTURE, _CLOSE_ROWS, _LAYER_ROWS, Journal
 from store.sql_query import query
 from tests.conftest import Database
 from tests.store.journal_session import Session, claim, record_session
+from tools.query_cmd import iso
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "sql.md"
 VIEWS = {"current_objects", "layer_history", "allocation_events"}
@@ -233,8 +237,8 @@ def plan(path: Path | str, sql: str) -> str:
 
 
 def test_layer_lookups_read_the_covering_index_alone(session: Session) -> None:
-    # What makes `drasnap history --claim/--device` fast on a long journal (measured: a claim
-    # in 10 ms on a 1M-row journal): each step of a commit chain is one index lookup.
+    # What makes `drasnap history --claim/--device` fast on a long journal: each step of a
+    # commit chain is one index lookup.
     for statement in (_LAYER_ROWS, _CLOSE_ROWS, _ALL_STRUCTURE):
         bound = statement.params(s=1, ls=[1, 2])
         sql = str(bound.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True}))
@@ -266,3 +270,81 @@ def test_postgres_views_answer_the_examples_and_agree_with_history(
     with engine.begin() as conn:
         assert conn.execute(text("SELECT count(*) FROM layer_history")).scalar() == 8
     engine.dispose()
+
+
+# -- readable times (migration 0004, and the registered allocation_events) ----------------------
+
+
+def test_times_in_the_views_read_as_history_prints_them(session: Session) -> None:
+    layers = query(
+        session.path,
+        "SELECT opened_at, opened_at_epoch, closed_at, closed_at_epoch FROM layer_history",
+    ).rows
+    assert len(layers) == 8
+    for opened, opened_epoch, closed, closed_epoch in layers:
+        assert opened == iso(opened_epoch)
+        assert (closed, closed_epoch) == (None, None) or closed == iso(closed_epoch)
+    events = query(session.path, "SELECT time, time_epoch FROM allocation_events").rows
+    assert events and all(text == iso(epoch) for text, epoch in events)
+    with Journal.open(session.path) as journal:
+        first = min(journal.layers().values(), key=lambda ly: ly.layer)
+    assert layers_of(session, first.layer) == (iso(first.opened_at), first.opened_at)
+
+
+def layers_of(session: Session, layer: int) -> tuple[Any, ...]:
+    rows = query(
+        session.path,
+        f"SELECT opened_at, opened_at_epoch FROM layer_history WHERE store = 'default' "
+        f"AND layer = {layer}",
+    ).rows
+    return tuple(rows[0])
+
+
+EDGES = [0.0, 1.0, 1733150000.0, 1733150000.0005, 1733150000.9999996, 1733150000.9994999,
+         1733150059.9999999, 4102444799.999]  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 4102444800, allow_nan=False), max_size=20))
+def test_iso_time_sql_agrees_with_python_on_sqlite(times: list[float]) -> None:
+    expression = iso_utc_sql("t", "sqlite")
+    with sqlite3.connect(":memory:") as conn:
+        for t in [*EDGES, *times]:
+            (text_,) = conn.execute(f"SELECT {expression} FROM (SELECT ? AS t)", (t,)).fetchone()
+            assert text_ == iso(t), t
+
+
+@pytest.mark.postgres
+def test_iso_time_sql_agrees_with_python_on_postgres(database: Database) -> None:
+    if database.kind != "postgres":
+        pytest.skip("the PostgreSQL variant")
+    expression = iso_utc_sql("t", "postgresql")
+    values = ", ".join(f"({t!r}::double precision)" for t in EDGES)
+    rows = database.sql(f"SELECT t, {expression} FROM (VALUES {values}) AS v (t)")
+    assert [(t, text_) for t, text_ in rows] == [(t, iso(t)) for t in EDGES]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_the_migration_formats_times_as_the_registered_views_do(dialect: str) -> None:
+    migration = importlib.import_module("migrations.versions.0004_registered_views")
+    assert migration.iso_utc("x.ts", dialect) == iso_utc_sql("x.ts", dialect)
+
+
+def test_an_old_database_gets_the_registered_allocation_events(db_path: Path) -> None:
+    """A database of schema 0003 (allocation_events from migration 0002) is upgraded: the view
+    is then the snapshot's, with readable times."""
+    record_session(db_path)
+    engine = create_engine(f"sqlite:///{db_path}")
+    with engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "0003")
+    engine.dispose()
+    old = sqlite_columns(db_path, "allocation_events")
+    assert "time_epoch" not in old
+    Store.open(db_path).close()
+    assert sqlite_columns(db_path, "allocation_events")[:3] == ["seq", "time", "time_epoch"]
+    assert view_events(db_path, "default") == python_events(db_path, "default")
+
+
+def sqlite_columns(path: Path, view: str) -> list[str]:
+    with sqlite3.connect(path) as conn:
+        return [r[1] for r in conn.execute(f"PRAGMA table_info({view})")]

@@ -27,7 +27,7 @@ from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot
 from snapshot.kinds import NODE_KIND, POD_KIND, key_of
 from snapshot.pods import Resources, node_allocatable, node_name_of, pod_requests
-from store import MemoryStore, Store
+from store import VersionedStore
 from tests.snapshot.dra_builders import assert_index_consistent, by_key, reserved, test_pods
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ class State:
         )
 
 
-def build_cluster(store: Store | MemoryStore, state: State) -> ClusterSnapshot:
+def build_cluster(store: VersionedStore, state: State) -> ClusterSnapshot:
     """Write ``state`` into an empty store (SetClusterState) and wrap it in a ClusterSnapshot."""
     DraSnapshot.from_objects(store, claims=state.claims, slices=state.slices, classes=state.classes)
     for n in state.nodes:

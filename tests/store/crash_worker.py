@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from store import MemoryStore, Store
+from store import Store, VersionedStore
 
 
 def operations(seed: int, n: int) -> Iterator[tuple[Any, ...]]:
@@ -42,7 +42,7 @@ def operations(seed: int, n: int) -> Iterator[tuple[Any, ...]]:
             yield ("checkpoint",)
 
 
-def apply(store: Store | MemoryStore, op: tuple[Any, ...]) -> None:
+def apply(store: VersionedStore, op: tuple[Any, ...]) -> None:
     name = op[0]
     if name == "put":
         store.put(op[1], op[2], op[3])

@@ -16,11 +16,11 @@ from __future__ import annotations
 import sys
 import time
 
-from store import MemoryStore, Store
+from store import Store, VersionedStore
 from tests.store.crash_worker import apply, operations
 
 
-def workload(store: Store | MemoryStore, seed: int, n: int) -> None:
+def workload(store: VersionedStore, seed: int, n: int) -> None:
     """The work of one worker: deterministic in ``seed`` and ``n``, on any store."""
     for op in operations(seed, n):
         apply(store, op)

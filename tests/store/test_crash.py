@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from store import MemoryStore, Store
+from store import MemoryStore, Store, VersionedStore
 from tests.conftest import Database
 from tests.store.crash_worker import apply, operations
 
@@ -26,7 +26,7 @@ N_OPS = 1_000_000  # far more than a child gets through before the kill
 TRIALS = 20
 
 
-def snapshot(store: Store | MemoryStore) -> tuple[Any, ...]:
+def snapshot(store: VersionedStore) -> tuple[Any, ...]:
     labels = tuple(layer.label for layer in store.layers()[1:])
     return (store.depth, labels, store.items("claims"), store.items("slices"))
 

@@ -207,7 +207,7 @@ def test_bounded_cache_holds_more_than_it_caches(database: Database) -> None:
         model.delete("slices", "node-3")
         for i in range(500):
             assert store.get("slices", f"node-{i}") == model.get("slices", f"node-{i}")
-        assert len(store._values["slices"]) <= 16
+        assert len(store._cache.values["slices"]) <= 16
         assert store.items("slices") == model.items("slices")
         assert store.count("slices") == 499
         assert store.state_digest() == model.state_digest()

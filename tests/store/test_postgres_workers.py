@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from store import MemoryStore, Store
+from store import MemoryStore, Store, VersionedStore
 from tests.conftest import Database
 from tests.store.pg_worker import workload
 
@@ -23,7 +23,7 @@ WORKERS = 4
 N_OPS = 3_000  # ~300 checkpoints each (a tenth of the operations are explicit checkpoints)
 
 
-def snapshot(store: Store | MemoryStore) -> tuple[Any, ...]:
+def snapshot(store: VersionedStore) -> tuple[Any, ...]:
     labels = tuple(layer.label for layer in store.layers()[1:])
     return (store.depth, labels, store.items("claims"), store.items("slices"))
 

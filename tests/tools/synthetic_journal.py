@@ -22,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from snapshot.history import allocation_history
+from snapshot.allocation_history import allocation_history
 from store import Store
-from store.history import Journal
+from store.journal import Journal
 from tests.store.journal_session import claim
 
 CLAIMS = 5000

@@ -117,3 +117,24 @@ def test_a_simulation_run_replays_to_its_digest(tmp_path: Path, args: list[str])
     history = run_json("history", db, "--name", name)
     assert history["journal_complete"] is True
     assert all(e["fate"] in ("committed", "reverted") for e in history["events"])
+
+
+def test_verify_catches_an_edited_write_of_a_reverted_layer(
+    session: Session, tmp_path: Path
+) -> None:
+    path = tmp_path / "edited.db"
+    shutil.copy(session.path, path)
+    seq = session.marks["train-1 on node-b"]  # in layer "try node-b", reverted
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "UPDATE journal SET value = ? WHERE seq = ? AND store_id = 1",
+            (encode(claim("ml", "train-1")), seq),
+        )
+    assert run("replay", path).exit_code == 0  # the state at the end is as recorded
+    result = run("replay", path, "--verify", "--json")
+    assert result.exit_code == 1
+    divergence = json.loads(result.stdout)["divergence"]
+    committed = session.marks["committed"]
+    assert (divergence["seq"], divergence["journal_from"]) == (committed, session.marks["base"] + 1)
+    assert divergence["journal_from"] <= seq < divergence["seq"]
+    assert f"the journal rows from seq {session.marks['base'] + 1} to {committed}" in result.stderr

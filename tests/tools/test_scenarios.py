@@ -20,7 +20,7 @@ from snapshot.cluster import ClusterSnapshot
 from snapshot.errors import SchedulingError
 from snapshot.objects import KubeObject
 from snapshot.pods import claims_from_templates, node_name_of
-from store import MemoryStore, Store
+from store import MemoryStore, Store, VersionedStore, replay
 from tools.errors import RunInterrupted
 from tools.scenarios import objects
 from tools.scenarios.base import SIM_KIND, Outcome, ScenarioError, Settings
@@ -29,9 +29,7 @@ from tools.scenarios.runner import prepare, simulate
 from tools.scenarios.scale_up import PENDING_KIND
 
 
-def run(
-    settings: Settings, store: Store | MemoryStore | None = None
-) -> tuple[Outcome, ClusterSnapshot]:
+def run(settings: Settings, store: VersionedStore | None = None) -> tuple[Outcome, ClusterSnapshot]:
     """Run ``settings`` from scratch on ``store`` (a new MemoryStore by default)."""
     resolved = settings.resolved()
     cs = ClusterSnapshot(MemoryStore() if store is None else store)
@@ -395,3 +393,27 @@ def test_manifests_that_do_not_fit_together_fail_in_prepare(tmp_path: Path) -> N
     claims_file.write_text(yaml.safe_dump(claims, sort_keys=False))
     with pytest.raises(SchedulingError, match="isn't available on node gpu-a-0"):
         prepare(from_dir("scale-down", directory).resolved())
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        Settings("scale-up", seed=3, pods=60, node_groups=2),
+        Settings("scale-down", seed=1, nodes=12),
+    ],
+    ids=["scale-up-2-groups", "scale-down"],
+)
+def test_a_checkpoint_at_every_step_records_the_true_digests(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """Values the scenario stored are never changed afterwards: with a checkpoint after every
+    step, each recorded digest is the state's (a replay verifies them all) and the last is
+    the run on MemoryStore's."""
+    path = tmp_path / "every-step.db"
+    store = Store.open(path, auto_checkpoint=False, checkpoint_interval=0)
+    outcome, cs = run(settings, store)
+    cs.close()
+    reference, _ = run(settings)
+    assert outcome.state_digest == reference.state_digest
+    report = replay(path, verify=True)
+    assert report.divergence is None and report.checkpoints_verified > 2

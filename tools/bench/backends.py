@@ -18,13 +18,13 @@ import copy
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from snapshot.kinds import CLAIM_KIND
-from store import MemoryStore, Store
+from store import ABSENT, Follower, LayerInfo, MemoryStore, Store, VersionedStore
 
 BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-nojournal", "postgres")
 
@@ -37,6 +37,28 @@ class DeepCopyStore:
     def __init__(self) -> None:
         self._states: list[dict[str, dict[str, Any]]] = [{}]
         self._labels: list[str | None] = [None]
+        self._created: list[float] = [time.time()]
+        # Per layer, the keys of followed kinds written in it: what a revert tells followers.
+        self._written: list[dict[tuple[str, str], None]] = [{}]
+        self._followed: dict[str, list[Follower]] = {}
+
+    def follow(self, kinds: Iterable[str], follower: Follower) -> None:
+        for kind in kinds:
+            present = self._followed.setdefault(kind, [])
+            if follower not in present:
+                present.append(follower)
+
+    def unfollow(self, follower: Follower) -> None:
+        for present in self._followed.values():
+            if follower in present:
+                present.remove(follower)
+
+    def _tell(self, kind: str, key: str, value: Any) -> None:
+        followers = self._followed.get(kind)
+        if followers:
+            self._written[-1][kind, key] = None
+            for f in followers:
+                f.changed(kind, key, value)
 
     @property
     def _top(self) -> dict[str, dict[str, Any]]:
@@ -56,29 +78,50 @@ class DeepCopyStore:
             }
         )
         self._labels.append(label)
+        self._created.append(time.time())
+        self._written.append({})
         return self.depth
 
     def commit(self) -> int:
         if len(self._states) > 1:
             top = self._states.pop()
             self._labels.pop()
+            self._created.pop()
             self._states[-1] = top
+            self._written[-2].update(self._written.pop())
         return self.depth
 
     def revert(self) -> int:
         if len(self._states) > 1:
             self._states.pop()
             self._labels.pop()
+            self._created.pop()
+            below = self._top
+            for kind, key in reversed(self._written.pop()):
+                value = below.get(kind, {}).get(key, ABSENT)
+                for f in self._followed.get(kind, ()):
+                    f.changed(kind, key, value)
         return self.depth
+
+    def layers(self) -> list[LayerInfo]:
+        """The layers, base first; each is a whole copy, so its entries are every live key."""
+        return [
+            LayerInfo(depth, label, created, sum(map(len, state.values())))
+            for depth, (label, created, state) in enumerate(
+                zip(self._labels, self._created, self._states, strict=True)
+            )
+        ]
 
     def get(self, kind: str, key: str, default: Any = None) -> Any:
         return self._top.get(kind, {}).get(key, default)
 
     def put(self, kind: str, key: str, value: Any) -> None:
         self._top.setdefault(kind, {})[key] = value
+        self._tell(kind, key, value)
 
     def delete(self, kind: str, key: str) -> None:
         self._top.get(kind, {}).pop(key, None)
+        self._tell(kind, key, ABSENT)
 
     def in_current_layer(self, kind: str, key: str) -> bool:
         return key in self._top.get(kind, {})
@@ -112,17 +155,13 @@ class DeepCopyStore:
         pass
 
 
-AnyStore = Store | MemoryStore
-
-
 @contextmanager
 def open_backend(
     name: str, *, postgres_url: str | None = None, **options: Any
-) -> Iterator[AnyStore]:
+) -> Iterator[VersionedStore]:
     """A fresh, empty store of backend ``name``, closed (and its files removed) afterwards."""
     if name == "deepcopy":
-        # Typed as the stores it stands in for: it offers the same methods (duck typing).
-        yield cast(MemoryStore, DeepCopyStore())
+        yield DeepCopyStore()
         return
     if name == "memory":
         yield MemoryStore()

@@ -22,10 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from store import MemoryStore, Store
+from store import MemoryStore, Store, VersionedStore
 from tools.bench.timing import each_us, per_op_us
-
-AnyStore = Store | MemoryStore
 
 
 def claim_like(i: int) -> dict[str, Any]:
@@ -138,12 +136,12 @@ def stores(keys: int, postgres_url: str | None = None, **options: Any) -> Iterat
                 Store.drop(postgres_url, name=pg_name)
 
 
-def _both(name: str, on: Stores, measure: Callable[[AnyStore], float]) -> Row:
+def _both(name: str, on: Stores, measure: Callable[[VersionedStore], float]) -> Row:
     pg = on.postgres
     return Row(name, measure(on.memory), measure(on.sqlite), None if pg is None else measure(pg))
 
 
-def fork_revert(s: AnyStore) -> float:
+def fork_revert(s: VersionedStore) -> float:
     def run(n: int) -> None:
         fork, revert = s.fork, s.revert
         for _ in range(n):
@@ -174,7 +172,7 @@ def run(
 
         progress("put")
 
-        def put(s: AnyStore) -> float:
+        def put(s: VersionedStore) -> float:
             s.fork()
 
             def go(n: int) -> None:
@@ -190,7 +188,7 @@ def run(
 
         progress("get")
 
-        def get_cached(s: AnyStore) -> float:
+        def get_cached(s: VersionedStore) -> float:
             for k in keys:
                 s.get("claims", k)
 
@@ -217,7 +215,7 @@ def run(
 
         progress("commit/revert of 1k keys")
 
-        def changed_layer(s: AnyStore) -> AnyStore:
+        def changed_layer(s: VersionedStore) -> VersionedStore:
             s.fork()
             for k in keys[:1000]:
                 s.put("claims", k, value)
@@ -299,7 +297,7 @@ def run(
     return rows, database
 
 
-def _outer(s: AnyStore, measure: Callable[[], float]) -> float:
+def _outer(s: VersionedStore, measure: Callable[[], float]) -> float:
     s.fork("outer")
     try:
         return measure()

@@ -23,8 +23,8 @@ from typing import Any
 
 from snapshot.cluster import ClusterSnapshot
 from snapshot.pods import claims_from_templates
+from store import VersionedStore
 from tools.bench import timing
-from tools.bench.backends import AnyStore
 from tools.scenarios import objects
 from tools.scenarios.base import Settings
 from tools.scenarios.runner import prepare, simulate
@@ -71,7 +71,7 @@ class Run:
     reverts: int
 
 
-def run_workload(name: str, store: AnyStore, size: str, seed: int) -> Run:
+def run_workload(name: str, store: VersionedStore, size: str, seed: int) -> Run:
     """Run workload ``name`` at ``size`` ("full", "quick" or "tiny") on an empty ``store``."""
     params = SIZES[name][size]
     if name == "schedule-revert":
@@ -94,7 +94,7 @@ def run_workload(name: str, store: AnyStore, size: str, seed: int) -> Run:
 
 
 def schedule_revert(
-    store: AnyStore,
+    store: VersionedStore,
     *,
     nodes: int,
     devices: int,
@@ -150,7 +150,7 @@ def _value(i: int) -> dict[str, Any]:
     return {"metadata": {"name": f"c{i}", "namespace": "default"}, "spec": {"n": i}}
 
 
-def fill(store: AnyStore, keys: int, *, start: int = 0, batch: int = 100_000) -> None:
+def fill(store: VersionedStore, keys: int, *, start: int = 0, batch: int = 100_000) -> None:
     """Put claim-shaped values ``start`` .. ``keys - 1`` in the base layer, checkpointing every
     batch (so a bounded-cache store never holds more than a batch of unflushed values)."""
     kind = "ResourceClaim"
@@ -161,7 +161,9 @@ def fill(store: AnyStore, keys: int, *, start: int = 0, batch: int = 100_000) ->
     store.checkpoint()
 
 
-def fork_revert_samples(store: AnyStore, *, samples: int = 5, batch: int = 2_000) -> list[float]:
+def fork_revert_samples(
+    store: VersionedStore, *, samples: int = 5, batch: int = 2_000
+) -> list[float]:
     """Seconds per Fork+Revert in each of ``samples`` batches (after a warm-up batch), with
     the GC paused as in ``drasnap bench store``: the cell reports their median. A checkpoint
     the store's policy takes lands in one batch, as it would in one stretch of a run.
@@ -170,7 +172,8 @@ def fork_revert_samples(store: AnyStore, *, samples: int = 5, batch: int = 2_000
     store.fork()
     store.revert()
     once = time.perf_counter() - began
-    # Batches stay short: deepcopy's Fork of a large state takes far longer than the others'.
+    # A batch is capped at 0.05 s of work: deepcopy's Fork of a large state is slow enough
+    # that a fixed count of them would run for minutes.
     batch = max(1, min(int(batch * timing.scale()), int(0.05 / max(once, 1e-9))))
     out = []
     enabled = gc.isenabled()
@@ -190,7 +193,7 @@ def fork_revert_samples(store: AnyStore, *, samples: int = 5, batch: int = 2_000
     return out
 
 
-def changed_keys_samples(store: AnyStore, changed: int, *, commit: bool) -> list[float]:
+def changed_keys_samples(store: VersionedStore, changed: int, *, commit: bool) -> list[float]:
     """Seconds for one commit (or revert) of a layer in which ``changed`` keys were put, three
     times: the cell reports their median."""
     samples = []

@@ -24,7 +24,7 @@ from typing import Any
 
 from snapshot import resolve_feature_gates
 from snapshot.cluster import ClusterSnapshot
-from store import MemoryStore, Store
+from store import VersionedStore
 from tools.errors import RunInterrupted, ScenarioError
 from tools.progress import Report
 
@@ -160,7 +160,7 @@ class Sim:
         report: Report = lambda _done, _total, _detail: None,
     ) -> None:
         self.cluster = cluster
-        self.store: Store | MemoryStore = cluster.store
+        self.store: VersionedStore = cluster.store
         self.counters = Counters()
         self.started = time.monotonic()
         self.steps = 0  # how many steps the run has (set once the plan is known)

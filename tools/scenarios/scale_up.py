@@ -87,7 +87,9 @@ def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
         nodes, placed = binpack(sim, group, pending, step)
         sim.revert()
         estimates[group.name] = nodes if placed else -1
-        results = {"estimates": estimates}
+        # A copy: the store keeps the value it is given, which must never change afterwards
+        # (the next step adds to ``estimates``).
+        results = {"estimates": dict(estimates)}
         sim.save(step + 1, results)
     usable = [g for g in groups if estimates.get(g.name, -1) > 0]
     if not usable:

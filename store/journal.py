@@ -1,10 +1,10 @@
-"""Reading a store's journal: its records in order, a key's writes, and each layer's fate.
+"""The journal: a store's operations in order, what they mean for each layer, and reading them.
 
 The journal (see ``store.tables``) holds one row per operation. This module reads it without
 taking the store's writer lock, through a read-only connection: :class:`Journal` streams records
 by sequence number, fetches the writes of given keys through the ``(store_id, kind, key)``
 index, and resolves layer instances to a :class:`LayerHistory` — label, depth, when it was
-opened and closed, and its *fate*:
+opened and closed, and its :class:`Fate`:
 
 - ``reverted``: a revert dropped it, or it was committed into a layer whose fate is reverted;
 - ``committed``: merged into the base (``parent`` 0), or into a layer whose fate is committed;
@@ -13,8 +13,9 @@ opened and closed, and its *fate*:
 A layer's ``dropped_seq`` is the sequence number of the revert that discarded its changes (its
 own, or that of the layer it ended up merged into); a write is visible to every operation after
 it and before that. The base layer (instance 0) is never dropped: its fate is ``committed``.
-Fates are resolved through the ``(store_id, layer)`` index, following each commit chain, so the
-cost is per layer asked about, not per journal.
+Fates are resolved by one walk (:class:`_FateWalk`) down each commit chain, read through the
+``(store_id, layer)`` index, so the cost is per layer asked about, not per journal. The SQL view
+``layer_history`` (migrations) says the same in SQL; a test holds the two together.
 
 Like the rest of ``store/`` it knows nothing of Kubernetes: kinds and keys are strings.
 """
@@ -23,10 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from types import TracebackType
-from typing import Any, Final
+from typing import Any
 
 from sqlalchemy import (
     Connection,
@@ -48,13 +50,10 @@ from store.errors import (
     NotADatabaseError,
     StoreNotFoundError,
 )
-from store.tables import entries, journal, layers, stores
+from store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 
 __all__ = [
-    "COMMITTED",
-    "OPEN",
-    "REVERTED",
-    "UNKNOWN",
+    "Fate",
     "Journal",
     "JournalError",
     "JournalInfo",
@@ -63,17 +62,21 @@ __all__ = [
     "OpenLayer",
 ]
 
-COMMITTED: Final = "committed"
-REVERTED: Final = "reverted"
-OPEN: Final = "open"
-UNKNOWN: Final = "unknown"  # the journal lacks the layer's fork (it is incomplete)
+
+class Fate(StrEnum):
+    """How a layer's changes ended (see the module docstring); equal to its lowercase name."""
+
+    COMMITTED = "committed"
+    REVERTED = "reverted"
+    OPEN = "open"
+    UNKNOWN = "unknown"  # the journal lacks the layer's fork (it is incomplete)
+
 
 _WRITES = ("put", "delete")
 # Written out exactly as the WHERE of the partial index ix_journal_store_id_layer (migration
 # 0002), so SQLite sees that the index covers these queries: a bound ``IN (?, ?, ?)`` would not
 # prove it.
 _LAYER_OPS = text("journal.op IN ('fork', 'commit', 'revert')")
-_CHUNK = 500  # values per IN (...) list
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,7 @@ class JournalRecord:
     key: str | None
     value_json: str | None
     digest: str | None
+    chain: str | None = None  # checkpoint rows: the journal chain (store.chain)
 
     @property
     def value(self) -> Any:
@@ -111,7 +115,7 @@ class LayerHistory:
     closed_seq: int | None
     closed_at: float | None
     closed_by: str | None  # "commit", "revert", or None while open
-    fate: str  # COMMITTED, REVERTED or OPEN
+    fate: Fate  # committed, reverted or open
     dropped_seq: int | None  # the revert that discarded its changes, if any
 
 
@@ -155,6 +159,7 @@ _COLUMNS = (
     journal.c.key,
     journal.c.value,
     journal.c.digest,
+    journal.c.chain,
 )
 _SID = journal.c.store_id == bindparam("s")
 _RANGE = (
@@ -225,8 +230,8 @@ def _containing(dialect: str, fragments: int) -> Select[Any]:
         for i in range(fragments)
     ]
     # SQLite's unary `+` keeps it off the (kind, key) index: one sequential pass beats a
-    # random lookup per row of the kind (0.6 s against 1.6 s on a 1M-row journal where most
-    # rows are claims). PostgreSQL plans from statistics (and has no `+` for text).
+    # random lookup per row of the kind when most rows are of that kind (claims).
+    # PostgreSQL plans from statistics (and has no `+` for text).
     kind = journal.c.kind if postgres else literal_column("+journal.kind", journal.c.kind.type)
     statement = (
         select(journal.c.key)
@@ -370,10 +375,13 @@ class Journal:
 
     # -- records -----------------------------------------------------------------------------
 
-    def records(self, *, start: int = 1, stop: int | None = None) -> Iterator[JournalRecord]:
+    def records(
+        self, *, start: int = 1, stop: int | None = None
+    ) -> Generator[JournalRecord, None, None]:
         """Every record with ``start <= seq <= stop`` (default: to the end), in order.
 
-        Streams (one read transaction while the iterator is consumed).
+        Streams (one read transaction while the iterator is consumed; close the iterator, or
+        consume it, to end it).
         """
         hi = self._info.last_seq if stop is None else stop
         params = {"s": self._info.store_id, "lo": start, "hi": hi}
@@ -383,17 +391,20 @@ class Journal:
             result = conn.execution_options(stream_results=True, yield_per=2000).execute(
                 _RANGE, params
             )
-            for row in result:
-                yield _record(row)
+            try:
+                for row in result:
+                    yield _record(row)
+            finally:
+                result.close()  # a reader that stops early leaves no server cursor open
 
     def key_writes(self, kind: str, keys: Iterable[str]) -> list[JournalRecord]:
         """The put and delete records of ``kind`` for ``keys``, in seq order (by index)."""
         wanted = sorted(set(keys))
         out: list[JournalRecord] = []
-        for i in range(0, len(wanted), _CHUNK):
+        for i in range(0, len(wanted), IN_LIST_CHUNK):
             out += self._run(
                 _KEY_WRITES,
-                {"s": self._info.store_id, "k": kind, "keys": wanted[i : i + _CHUNK]},
+                {"s": self._info.store_id, "k": kind, "keys": wanted[i : i + IN_LIST_CHUNK]},
                 f"reading the journal of {kind} keys",
             )
         out.sort(key=lambda r: r.seq)
@@ -458,27 +469,9 @@ class Journal:
         (committed, still open, or not in the journal). Reads commits and reverts only: the
         cheap way to tell which writes were visible when (see the module docstring).
         """
-        closes = {r.layer: r for r in self._chains(instances, _CLOSE_ROWS)}
-        memo: dict[int, int | None] = {0: None}
-        out: dict[int, int | None] = {}
-        for start in instances:
-            chain: list[int] = []
-            instance = start
-            while instance not in memo:
-                chain.append(instance)
-                close = closes.get(instance)
-                if close is None:
-                    memo[instance] = None
-                    break
-                if close.op == "revert" or not close.parent:
-                    memo[instance] = close.seq if close.op == "revert" else None
-                    break
-                instance = close.parent
-            result = memo[instance]
-            for i in chain:
-                memo[i] = result
-            out[start] = result
-        return out
+        wanted = list(instances)
+        walk = _FateWalk(self._chains(wanted, _CLOSE_ROWS))
+        return {start: walk.end(start)[1] for start in wanted}
 
     def _chains(self, instances: Iterable[int], statement: Any) -> list[Any]:
         """The rows of ``statement`` for ``instances`` and every layer their commits merged
@@ -493,8 +486,8 @@ class Journal:
             seen.update(batch)
             found: list[Any] = []
             with _sql.translate(self._target, doing), self._tx():
-                for i in range(0, len(batch), _CHUNK):
-                    params = {"s": sid, "ls": batch[i : i + _CHUNK]}
+                for i in range(0, len(batch), IN_LIST_CHUNK):
+                    params = {"s": sid, "ls": batch[i : i + IN_LIST_CHUNK]}
                     found += self._conn.execute(statement, params).all()
             rows += found
             frontier = {r.parent for r in found if r.op == "commit" and r.parent} - seen
@@ -540,45 +533,50 @@ class Journal:
         return layer.opened_seq, end
 
 
-def resolve_layers(rows: Iterable[JournalRecord]) -> dict[int, LayerHistory]:
-    """Layer histories from fork, commit and revert records (in any order)."""
-    forks: dict[int, JournalRecord] = {}
-    closes: dict[int, JournalRecord] = {}
-    for r in rows:
-        if r.op == "fork":
-            forks[r.layer] = r
-        elif r.op in ("commit", "revert"):
-            closes[r.layer] = r
-    ends: dict[int, tuple[str, int | None]] = {}  # instance -> (fate, dropped_seq)
+class _FateWalk:
+    """The one walk that gives a layer its fate: follow its commits down to a revert (reverted,
+    dropped then), a commit into the base (committed) or a layer still open (open; unknown
+    when the journal has no fork for it). Each chain is walked once, the answers remembered."""
 
-    def end_of(instance: int) -> tuple[str, int | None]:
+    def __init__(self, closes: Iterable[Any], forks: Container[int] | None = None) -> None:
+        self._closes = {r.layer: r for r in closes}  # commit and revert records, by instance
+        self._forks = forks  # None: every instance counts as forked
+        self._ends: dict[int, tuple[Fate, int | None]] = {0: (Fate.COMMITTED, None)}
+
+    def end(self, instance: int) -> tuple[Fate, int | None]:
+        """``(fate, dropped_seq)`` of layer ``instance``."""
+        ends = self._ends
         chain: list[int] = []
-        result: tuple[str, int | None]
+        result: tuple[Fate, int | None]
         while True:
             known = ends.get(instance)
             if known is not None:
                 result = known
                 break
-            close = closes.get(instance)
+            chain.append(instance)
+            close = self._closes.get(instance)
             if close is None:
-                result = (OPEN if instance in forks else UNKNOWN, None)
+                forked = self._forks is None or instance in self._forks
+                result = (Fate.OPEN if forked else Fate.UNKNOWN, None)
                 break
             if close.op == "revert":
-                result = (REVERTED, close.seq)
+                result = (Fate.REVERTED, close.seq)
                 break
-            chain.append(instance)
-            if not close.parent:
-                result = (COMMITTED, None)
-                break
-            instance = close.parent
-        ends[instance] = result
+            instance = close.parent or 0
         for i in chain:
             ends[i] = result
         return result
 
+
+def resolve_layers(rows: Iterable[JournalRecord]) -> dict[int, LayerHistory]:
+    """Layer histories from fork, commit and revert records (in any order)."""
+    rows = list(rows)
+    forks = {r.layer: r for r in rows if r.op == "fork"}
+    closes = {r.layer: r for r in rows if r.op in ("commit", "revert")}
+    walk = _FateWalk(closes.values(), forks)
     out: dict[int, LayerHistory] = {}
     for instance, fork in forks.items():
-        fate, dropped = end_of(instance)
+        fate, dropped = walk.end(instance)
         close = closes.get(instance)
         out[instance] = LayerHistory(
             layer=instance,

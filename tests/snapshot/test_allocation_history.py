@@ -1,4 +1,4 @@
-"""snapshot.history's pure parts: device ids, allocations and node pins, claim summaries."""
+"""snapshot.allocation_history's pure parts: device ids, allocations, node pins, claim summaries."""
 
 from __future__ import annotations
 
@@ -6,7 +6,12 @@ from typing import Any
 
 import pytest
 
-from snapshot.history import AllocatedDevice, allocation_of, parse_device, summarize_claims
+from snapshot.allocation_history import (
+    AllocatedDevice,
+    allocation_of,
+    parse_device,
+    summarize_claims,
+)
 from tests.store.journal_session import claim
 
 DEVICE_IDS = [

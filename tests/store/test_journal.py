@@ -1,4 +1,4 @@
-"""The journal reader, layer fates, replay, the state at a seq, and diffs (store.history,
+"""The journal reader, layer fates, replay, the state at a seq, and diffs (store.journal,
 store.playback, store.jsondiff) on a recorded session with known answers."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from snapshot.history import allocation_history
+from snapshot.allocation_history import allocation_history
 from store import InvalidValueError, MemoryStore, NotADatabaseError, Store, StoreNotFoundError
 from store.codec import encode
-from store.history import COMMITTED, OPEN, REVERTED, Journal, JournalError
+from store.journal import Fate, Journal, JournalError
 from store.jsondiff import MISSING, FieldChange, field_diff
 from store.playback import diff, open_state, replay
 from tests.conftest import Database
@@ -107,12 +107,12 @@ def test_opening_names_what_is_missing(session: Session, tmp_path: Path) -> None
 # -- layers and fates -------------------------------------------------------------------------
 
 FATES = [
-    ("scale-up ng-a", COMMITTED, False),
-    ("try node-b", REVERTED, True),
-    ("outer", REVERTED, True),
-    ("inner", REVERTED, True),  # committed into "outer", which was reverted
-    ("scale-down", COMMITTED, False),
-    ("pending", OPEN, False),
+    ("scale-up ng-a", Fate.COMMITTED, False),
+    ("try node-b", Fate.REVERTED, True),
+    ("outer", Fate.REVERTED, True),
+    ("inner", Fate.REVERTED, True),  # committed into "outer", which was reverted
+    ("scale-down", Fate.COMMITTED, False),
+    ("pending", Fate.OPEN, False),
 ]
 
 
@@ -407,7 +407,7 @@ def test_journal_replay_diff_and_history_on_each_backend(database: Database) -> 
     assert report.matches and report.state_digest == recorded.final_digest
     assert replay(database.target, to=11).state_digest == recorded.digests[11]
     with Journal.open(database.target) as journal:
-        assert journal.layers()[recorded.layers["inner"]].fate == REVERTED
+        assert journal.layers()[recorded.layers["inner"]].fate == Fate.REVERTED
         assert journal.keys_containing("ResourceClaim", {"device": "gpu-7"}) == {"ml/done-0"}
         reverted = allocation_history(journal, fate="reverted")
         on_device = allocation_history(journal, device=("gpu.example.com", "node-a", "gpu-0"))

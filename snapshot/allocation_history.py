@@ -1,7 +1,7 @@
 """Allocation history: which devices each ResourceClaim got and lost, in which layer, and
 whether that layer was kept.
 
-Built from a store's journal (:class:`store.history.Journal`): an *event* is a put or delete
+Built from a store's journal (:class:`store.journal.Journal`): an *event* is a put or delete
 of a ``ResourceClaim`` whose ``status.allocation`` differs from the claim's allocation just
 before it — ``allocate`` with the new allocation's devices, ``deallocate`` with the old one's
 (a changed allocation gives both, at one sequence number). "Just before" is the latest earlier
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from snapshot.kinds import CLAIM_KIND
-from store.history import COMMITTED, UNKNOWN, Journal, JournalRecord, LayerHistory
+from store import NEVER, Fate, Journal, JournalRecord, LayerHistory
 
 __all__ = [
     "AllocatedDevice",
@@ -34,8 +34,7 @@ __all__ = [
     "summarize_claims",
 ]
 
-FATES: Final = ("committed", "reverted", "open")
-_NEVER: Final = 1 << 62
+FATES: Final = (Fate.COMMITTED.value, Fate.REVERTED.value, Fate.OPEN.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +74,7 @@ class AllocationEvent:
     layer: int  # instance; 0 = the base
     label: str | None
     depth: int
-    fate: str  # committed, reverted, open (unknown: the journal is incomplete)
+    fate: Fate  # committed, reverted, open (unknown: the journal is incomplete)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +270,7 @@ def _changes(
                 if after is not None and _mentions(after, node, device):
                     out.append((w, "allocate", after))
             gone = dropped.get(w.layer) if w.layer else None
-            visible.append((_NEVER if gone is None else gone, after))
+            visible.append((NEVER if gone is None else gone, after))
     out.sort(key=lambda c: (c[0].seq, c[1] != "deallocate"))
     return out
 
@@ -280,9 +279,9 @@ def _event(
     w: JournalRecord, event: str, allocation: Allocation, info: LayerHistory | None
 ) -> AllocationEvent:
     if w.layer == 0:
-        label, fate = None, COMMITTED
+        label, fate = None, Fate.COMMITTED
     elif info is None:
-        label, fate = None, UNKNOWN
+        label, fate = None, Fate.UNKNOWN
     else:
         label, fate = info.label, info.fate
     assert w.key is not None

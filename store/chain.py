@@ -1,0 +1,66 @@
+"""The journal's chain: at every checkpoint, a digest of the journal rows since the previous one.
+
+The state digest a checkpoint records proves the effective state, but a write inside a layer
+that was later reverted leaves no trace in it: an edit of such a row would go unnoticed. So each
+checkpoint row also records ``chain``, 32 hex characters::
+
+    chain = SHA-256(previous ‖ JSON(rows)), its first 16 bytes
+
+- ``previous``: the chain of the store's previous checkpoint row, as 16 bytes (16 zero bytes
+  for the first checkpoint, or when the previous one has no chain: recorded before chains);
+- ``rows``: every journal row after the previous checkpoint up to this checkpoint row itself,
+  in order, each as it is written to the ``journal`` table: ``[store_id, seq, ts, op, depth,
+  layer, parent, label, kind, key, value, digest, chain]``, the checkpoint row's own ``chain``
+  being null (``value``, a put's canonical JSON, is a JSON string);
+- JSON as orjson writes it: compact, floats in their shortest round-trip form.
+
+The flush hashes the very rows it writes, in one call (:func:`chain_of`: no object is built per
+row); a replay with ``verify`` recomputes the chain row by row (:class:`ChainHasher`) and names
+the first checkpoint whose chain differs: the journal was changed between the previous
+checkpoint and it. Each chain covers the
+previous one, so no later checkpoint can match once one has not. It detects edits, not forgery:
+whoever can edit the database can also recompute the chains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from hashlib import sha256
+from typing import Any
+
+import orjson
+
+__all__ = ["ChainHasher", "chain_of"]
+
+_ZERO = bytes(16)
+
+
+def _start(previous: str | None) -> Any:
+    return sha256(_ZERO if previous is None else bytes.fromhex(previous))
+
+
+def chain_of(previous: str | None, rows: Sequence[Sequence[Any]]) -> str:
+    """The chain over ``rows`` (journal rows as written, the last one's chain None)."""
+    h = _start(previous)
+    h.update(orjson.dumps(rows))
+    return str(h.hexdigest()[:32])
+
+
+class ChainHasher:
+    """The same chain, fed one row at a time (a replay reads the journal as a stream)."""
+
+    __slots__ = ("_h", "_sep")
+
+    def __init__(self, previous: str | None) -> None:
+        self._h = _start(previous)
+        self._sep = b"["
+
+    def add(self, row: Sequence[Any]) -> None:
+        """The next row, its columns in table order (a checkpoint's chain None)."""
+        self._h.update(self._sep)
+        self._h.update(orjson.dumps(row))
+        self._sep = b","
+
+    def finish(self) -> str:
+        self._h.update(b"[]" if self._sep == b"[" else b"]")
+        return str(self._h.hexdigest()[:32])

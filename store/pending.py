@@ -1,0 +1,95 @@
+"""Planning a flush: what the durable store owes SQL since the previous one, as a plain
+:class:`store.rows.Pending` — entry and layer rows (from the cache), the journal rows (from the
+buffer, with this flush's checkpoint row) and the new counters and state digest.
+
+The digest moves by the keys whose effective value changed since the previous flush
+(:func:`store.codec.digest_after`); a bounded cache may not know what such a key held then, and
+``resolve`` reads those values from SQL. Planning changes nothing in memory.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from store.cache import LayerStack
+from store.codec import Encoder, digest_after, format_digest
+from store.interface import ABSENT, MISS
+from store.rows import JournalRow, Pending
+
+__all__ = ["encoded_changes", "plan"]
+
+Key = tuple[str, str]
+
+
+def encoded_changes(
+    changes: Iterable[tuple[Key, Any, Any]],
+    encode: Callable[[Any], str],
+    in_sql: Mapping[Key, str | None] | None = None,
+) -> Iterator[tuple[str, str, str | None, str | None]]:
+    """``(kind, key, old encoding, new encoding)`` for :func:`store.codec.digest_after`, from
+    ``(key, old value, new value)``; an unknown old value (MISS) is the one ``in_sql`` holds."""
+    for ck, old, new in changes:
+        if old is new:
+            continue
+        if old is MISS:
+            assert in_sql is not None
+            old_text = in_sql[ck]
+        else:
+            old_text = None if old is ABSENT else encode(old)
+        yield ck[0], ck[1], old_text, None if new is ABSENT else encode(new)
+
+
+def plan(
+    cache: LayerStack,
+    journal: Sequence[tuple[Any, ...]] | None,
+    *,
+    store_id: int,
+    next_seq: int,
+    next_layer: int,
+    digest: int,
+    checkpoint_seq: int | None,
+    chain: str | None,
+    resolve: Callable[[list[Key]], Mapping[Key, str | None]],
+) -> Pending:
+    """Everything the next flush writes. ``journal`` is the buffer of operations since the
+    previous flush, each ``(ts, op, depth, layer, parent, label, kind, key, encoded value)``
+    (None: the store keeps no journal, and the flush writes no checkpoint row)."""
+    enc = Encoder(cache.encoded.values())
+    changes = list(cache.digest_changes())
+    unknown = [ck for ck, old, _ in changes if old is MISS]
+    in_sql = resolve(unknown) if unknown else {}
+    state_digest = format_digest(digest_after(digest, encoded_changes(changes, enc, in_sql)))
+    truncate_from, deletes, upserts, new_layers, inserts = cache.pending_entries(store_id, enc)
+    seq = next_seq
+    now = time.time()
+    # The sequence number of a buffered entry is the store's next one plus its place in the
+    # buffer; digest and chain are a checkpoint's.
+    rows: list[JournalRow] = [
+        (store_id, q, *r, None, None) for q, r in enumerate(journal or (), seq)
+    ]
+    seq += len(rows)
+    layers = cache.layers
+    if journal is not None:
+        top = layers[-1].instance if layers else 0
+        checkpoint = (now, "checkpoint", len(layers), top, None, None, None, None, None)
+        rows.append((store_id, seq, *checkpoint, state_digest, None))  # the flush adds the chain
+        checkpoint_seq = seq
+        seq += 1
+    return Pending(
+        store_id=store_id,
+        truncate_from=truncate_from,
+        deletes=deletes,
+        upserts=upserts,
+        new_layers=new_layers,
+        inserts=inserts,
+        journal=rows,
+        depth=len(layers),
+        next_seq=seq,
+        next_layer=next_layer,
+        state_digest=state_digest,
+        checkpoint_seq=checkpoint_seq,
+        chain_previous=chain,
+        written_at=now,
+    )
