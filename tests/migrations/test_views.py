@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 from alembic import command
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
@@ -26,17 +27,65 @@ from store.journal import _ALL_STRUCTURE, _CLOSE_ROWS, _LAYER_ROWS, Journal
 from store.sql_query import query
 from tests.conftest import Database
 from tests.store.journal_session import Session, claim, record_session
-from tools.query_cmd import iso
+from tools.cli import cli
+from tools.output import iso
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "sql.md"
 VIEWS = {"current_objects", "layer_history", "allocation_events"}
 
 
 def examples(dialect: str = "") -> dict[str, str]:
-    """The example queries of docs/sql.md, by name."""
-    marker = "example-postgresql" if dialect == "postgresql" else "example"
-    pattern = re.compile(rf"<!-- {marker}: (\S+) -->\s*```sql\n(.*?)```", re.S)
-    return {m.group(1): m.group(2) for m in pattern.finditer(DOCS.read_text())}
+    """The example queries of docs/sql.md, by name (the PostgreSQL variants where given)."""
+    pattern = re.compile(r"<!-- (example|example-postgresql): (\S+) -->\s*```sql\n(.*?)```", re.S)
+    found: dict[str, str] = {}
+    for kind, name, sql in pattern.findall(DOCS.read_text()):
+        if (kind == "example" and name not in found) or (
+            kind == "example-postgresql" and dialect == "postgresql"
+        ):
+            found[name] = sql
+    return found
+
+
+# Queries of the kinds docs/sql.md shows, with their exact answers on the small session of
+# tests/store/journal_session.py (whose every layer fate and allocation is known by hand).
+SESSION_QUERIES: dict[str, str] = {
+    "reverted-allocations": """
+        SELECT seq, label, driver || '/' || pool || '/' || device AS device, node
+        FROM allocation_events
+        WHERE store = 'default' AND claim = 'ml/train-0' AND event = 'allocate'
+          AND fate = 'reverted'
+        ORDER BY seq""",
+    "device-holders": """
+        SELECT seq, event, claim, label, fate FROM allocation_events
+        WHERE store = 'default'
+          AND driver = 'gpu.example.com' AND pool = 'node-a' AND device = 'gpu-0'
+        ORDER BY seq, event DESC""",
+    "fates-by-label": """
+        SELECT label, fate, count(*) AS layers FROM layer_history
+        WHERE store = 'default' AND layer <> 0 GROUP BY label, fate ORDER BY label, fate""",
+    "committed-devices-per-node": """
+        SELECT node, count(*) AS devices FROM allocation_events
+        WHERE store = 'default' AND event = 'allocate' AND fate = 'committed'
+        GROUP BY node ORDER BY node""",
+    "reverted-layers": """
+        SELECT layer, label, depth, opened_seq, closed_seq, closed_seq - opened_seq AS records
+        FROM layer_history WHERE store = 'default' AND fate = 'reverted' ORDER BY opened_seq""",
+    "current-claims": """
+        SELECT key AS claim, json_extract(value,
+          '$.status.allocation.nodeSelector.nodeSelectorTerms[0].matchFields[0].values[0]')
+        FROM current_objects WHERE store = 'default' AND kind = 'ResourceClaim' ORDER BY key""",
+    "writes-between": """
+        SELECT kind, key, count(*) AS writes FROM journal
+        WHERE store_id = (SELECT id FROM stores WHERE name = 'default')
+          AND seq BETWEEN 7 AND 15 AND op IN ('put', 'delete')
+        GROUP BY kind, key ORDER BY kind, key""",
+}
+PG_SESSION_QUERIES = {
+    "current-claims": """
+        SELECT key AS claim, value::jsonb #>>
+          '{status,allocation,nodeSelector,nodeSelectorTerms,0,matchFields,0,values,0}'
+        FROM current_objects WHERE store = 'default' AND kind = 'ResourceClaim' ORDER BY key""",
+}
 
 
 # The answers on tests/store/journal_session.py's session.
@@ -86,15 +135,33 @@ def sqlite_objects(path: Path, kind: str) -> set[str]:
     return {r[0] for r in rows}
 
 
-def test_docs_have_an_answer_for_every_example() -> None:
-    assert set(examples()) == set(ANSWERS)
-    assert set(examples("postgresql")) <= set(ANSWERS)
+def test_every_session_query_has_its_answer() -> None:
+    assert set(SESSION_QUERIES) == set(ANSWERS)
 
 
 @pytest.mark.parametrize("name", sorted(ANSWERS))
-def test_docs_examples_answer_correctly(session: Session, name: str) -> None:
-    result = query(session.path, examples()[name])
+def test_the_views_answer_exactly_on_a_known_session(session: Session, name: str) -> None:
+    result = query(session.path, SESSION_QUERIES[name])
     assert result.rows == ANSWERS[name]
+
+
+@pytest.fixture(scope="module")
+def quick_start_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A recorded scale-up run of the quick start's shape (fewer pods), as ``scale-up-1``."""
+    db = tmp_path_factory.mktemp("quick") / "drasnap-sim.db"
+    result = CliRunner().invoke(cli, ["simulate", "scale-up", str(db), "--pods", "40"])
+    assert result.exit_code == 0, result.output
+    return db
+
+
+def test_docs_sql_md_has_examples() -> None:
+    assert len(examples()) >= 8
+
+
+@pytest.mark.parametrize("name", sorted(examples()))
+def test_docs_examples_return_rows_on_a_quick_start_run(quick_start_run: Path, name: str) -> None:
+    result = query(quick_start_run, examples()[name])
+    assert result.rows, f"docs/sql.md example {name} returned no rows"
 
 
 def test_the_views_work_in_the_sqlite3_module_alone(session: Session) -> None:
@@ -259,12 +326,15 @@ def test_postgres_views_answer_the_examples_and_agree_with_history(
     if database.kind != "postgres":
         pytest.skip("the PostgreSQL variant of the views")
     record_session(database.target)
-    pg = examples() | examples("postgresql")
-    for name, sql in pg.items():
-        if name == "current-claims" and "json_extract" in sql:
-            continue
+    for name, sql in (SESSION_QUERIES | PG_SESSION_QUERIES).items():
         rows = [tuple(r) for r in database.sql(sql)]
         assert rows == ANSWERS[name], name
+    run = CliRunner().invoke(
+        cli, ["simulate", "scale-up", database.url, "--pods", "16", "--name", "scale-up-1"]
+    )
+    assert run.exit_code == 0, run.output
+    for name, sql in examples("postgresql").items():
+        assert database.sql(sql), f"docs/sql.md example {name} returned no rows on PostgreSQL"
     assert view_events(database.url, "default") == python_events(database.url, "default")
     engine = create_engine(database.url)
     with engine.begin() as conn:
