@@ -329,17 +329,17 @@ def test_postgres_views_answer_the_examples_and_agree_with_history(
     for name, sql in (SESSION_QUERIES | PG_SESSION_QUERIES).items():
         rows = [tuple(r) for r in database.sql(sql)]
         assert rows == ANSWERS[name], name
+    assert view_events(database.url, "default") == python_events(database.url, "default")
+    engine = create_engine(database.url)
+    with engine.begin() as conn:
+        assert conn.execute(text("SELECT count(*) FROM layer_history")).scalar() == 8
+    engine.dispose()
     run = CliRunner().invoke(
         cli, ["simulate", "scale-up", database.url, "--pods", "16", "--name", "scale-up-1"]
     )
     assert run.exit_code == 0, run.output
     for name, sql in examples("postgresql").items():
         assert database.sql(sql), f"docs/sql.md example {name} returned no rows on PostgreSQL"
-    assert view_events(database.url, "default") == python_events(database.url, "default")
-    engine = create_engine(database.url)
-    with engine.begin() as conn:
-        assert conn.execute(text("SELECT count(*) FROM layer_history")).scalar() == 8
-    engine.dispose()
 
 
 # -- readable times (migration 0004, and the registered allocation_events) ----------------------
