@@ -161,8 +161,11 @@ def test_an_error_found_during_the_run_marks_it_failed_and_blocks_nothing(tmp_pa
     write_manifests(dump)
     fixed = ok_json(drasnap("simulate", "scale-up", "--from", dump, "--json", cwd=tmp_path))
     assert (fixed["name"], fixed["nodes_added"]) == ("scale-up-2", 2)
-    resumed = drasnap("simulate", "scale-up", "--from", dump, "--name", "scale-up-1", "--resume")
-    assert resumed.returncode == 1  # (run from another folder: a database of its own)
+    # The failed run keeps what it was started with: resuming it with other input is refused.
+    resumed = drasnap(
+        "simulate", "scale-up", "--from", dump, "--name", "scale-up-1", "--resume", cwd=tmp_path
+    )
+    assert resumed.returncode == 1 and "Traceback" not in resumed.stderr
 
 
 # -- faults and bad input (points 5-18) ---------------------------------------------------------
