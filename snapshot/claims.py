@@ -23,6 +23,7 @@ __all__ = [
     "MAX_RESERVATIONS",
     "DeviceID",
     "allocated_device_ids",
+    "allocated_shares",
     "deallocated",
     "is_allocated",
     "is_for_pod",
@@ -248,3 +249,35 @@ def allocated_device_ids(claim: Mapping[str, Any]) -> tuple[DeviceID, ...]:
         (str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
         for r in results
     )
+
+
+SharedDevice = tuple[str, str, str, str]
+"""(driver, pool, device, shareID) of one share of a device that allows multiple allocations."""
+ConsumedCapacity = tuple[str, str, str, Mapping[str, Any]]
+"""(driver, pool, device, consumedCapacity) of one share."""
+
+
+def allocated_shares(
+    claim: Mapping[str, Any],
+) -> tuple[tuple[DeviceID, ...], tuple[SharedDevice, ...], tuple[ConsumedCapacity, ...]]:
+    """The claim's results split as upstream's ``GatherAllocatedState`` splits them.
+
+    A result with a ``shareID`` is a share of a device that allows multiple allocations: it
+    goes to the shared devices (and its ``consumedCapacity``, if any, to the consumed
+    capacity); every other result holds its device exclusively. Result order, repeats kept.
+    """
+    allocation = (claim.get("status") or {}).get("allocation")
+    results = ((allocation or {}).get("devices") or {}).get("results") or ()
+    dedicated: list[DeviceID] = []
+    shared: list[SharedDevice] = []
+    consumed: list[ConsumedCapacity] = []
+    for r in results:
+        device = (str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
+        share = r.get("shareID")
+        if share is None:
+            dedicated.append(device)
+            continue
+        shared.append((*device, str(share)))
+        if r.get("consumedCapacity"):
+            consumed.append((*device, r["consumedCapacity"]))
+    return tuple(dedicated), tuple(shared), tuple(consumed)

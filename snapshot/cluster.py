@@ -29,7 +29,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from snapshot.allocator import allocate
-from snapshot.claims import is_allocated
+from snapshot.claims import DeviceID, is_allocated
 from snapshot.dra import DraSnapshot
 from snapshot.errors import (
     AlreadyTrackedError,
@@ -37,6 +37,7 @@ from snapshot.errors import (
     ReservationError,
     SchedulingError,
 )
+from snapshot.features import allocator_features, resolve_feature_gates
 from snapshot.kinds import (
     NODE_KIND,
     NON_LOCAL_SLICES_KEY,
@@ -89,7 +90,20 @@ class ClusterSnapshot:
     ['n1']
     """
 
-    def __init__(self, store: VersionedStore) -> None:
+    def __init__(
+        self, store: VersionedStore, *, features: Mapping[str, bool] | None = None
+    ) -> None:
+        """Wrap ``store``. ``features``: Kubernetes feature gates for the allocator (unset
+        gates take Kubernetes 1.36's defaults, see `snapshot.features`).
+
+        Raises:
+            FeatureGateError: an unknown gate.
+        """
+        allocator_features(features)  # an unknown gate fails here, not at the first pod
+        # The defaults are passed as None: the allocator's fast path, with the same answer.
+        self._features = (
+            dict(features) if features and resolve_feature_gates(features) != _DEFAULTS else None
+        )
         self.dra = DraSnapshot(store)
         self._store = store
         self._pods = PodIndex()
@@ -379,12 +393,23 @@ class ClusterSnapshot:
         allocated = self.dra.resource_claims.allocated_by_pool()
         if pod.needs_free_device and not _free_in(map(_device_names, slices), allocated):
             return f"no free device on node {node_name} for pod {key}'s claims"
+        claims = self.dra.resource_claims
+        shares, consumed = claims.allocated_shares()
+        dedicated: AbstractSet[DeviceID] = claims.allocated_devices_view()
+        if shares and self._features and not self._features.get("DRAConsumableCapacity", True):
+            # Gate off: upstream's GatherAllocatedState counts every share as dedicated.
+            dedicated = dedicated | {share[:3] for share in shares}
+            shares, consumed = (), ()
         results = allocate(
             node,
             list(pod.pending.values()),
             classes=self.dra.device_classes.list(),
             slices=slices,
-            allocated_devices=self.dra.resource_claims.allocated_devices_view(),
+            allocated_devices=dedicated,
+            allocated_shared_devices=shares,
+            allocated_capacity=consumed,
+            features=self._features,
+            device_taint_rules=self.dra.device_taint_rules.list(),
         )
         if results is None:
             return f"cannot allocate the devices of pod {key}'s claims on node {node_name}"
@@ -431,6 +456,7 @@ class ClusterSnapshot:
         return [*local, *global_slices] if global_slices else list(local)
 
 
+_DEFAULTS = resolve_feature_gates()
 _Derived = TypeVar("_Derived")
 _Cache = dict[int, tuple[Any, Any]]
 

@@ -2,14 +2,15 @@
 
 Data model in the store (part of the on-disk format that SQL users query):
 
-==================  ======================================  ===================================
-kind                key                                     value
-==================  ======================================  ===================================
-``ResourceClaim``   ``"namespace/name"``                    the claim
-``ResourceSlice``   node name                               the list of that node's slices
-``ResourceSlice``   ``"--NON-LOCAL--"`` (never a node name)  the non-node-local (global) slices
-``DeviceClass``     class name                              the class
-==================  ======================================  ===================================
+===================  =======================================  ==================================
+kind                 key                                      value
+===================  =======================================  ==================================
+``ResourceClaim``    ``"namespace/name"``                     the claim
+``ResourceSlice``    node name                                the list of that node's slices
+``ResourceSlice``    ``"--NON-LOCAL--"`` (never a node name)  the non-node-local (global) slices
+``DeviceClass``      class name                               the class
+``DeviceTaintRule``  rule name                                the rule
+===================  =======================================  ==================================
 
 Layers are the store's: :meth:`DraSnapshot.fork`, :meth:`~DraSnapshot.commit` and
 :meth:`~DraSnapshot.revert` move every kind in lock-step, Commit merges one level and the base
@@ -64,6 +65,7 @@ from snapshot.claims import (
 from snapshot.dra_index import DeviceIndex, FlatList
 from snapshot.dra_listers import (
     DeviceClassLister,
+    DeviceTaintRuleLister,
     ResourceClaimTracker,
     ResourceSliceLister,
     go_quote,
@@ -79,6 +81,7 @@ from snapshot.kinds import (
     CLASS_KIND,
     NON_LOCAL_SLICES_KEY,
     SLICE_KIND,
+    TAINT_RULE_KIND,
     key_of,
     namespaced_key,
 )
@@ -87,6 +90,7 @@ from store import MemoryStore, Store, VersionedStore
 
 __all__ = [
     "DeviceClassLister",
+    "DeviceTaintRuleLister",
     "DraSnapshot",
     "ResourceClaimTracker",
     "ResourceSliceLister",
@@ -116,13 +120,16 @@ class DraSnapshot:
         self._index = DeviceIndex()
         self._slice_list = FlatList(store, SLICE_KIND, spread=True)
         self._class_list = FlatList(store, CLASS_KIND, spread=False)
+        self._rule_list = FlatList(store, TAINT_RULE_KIND, spread=False)
         self.resync()
         store.follow([CLAIM_KIND], self._index)
         store.follow([SLICE_KIND], self._slice_list)
         store.follow([CLASS_KIND], self._class_list)
+        store.follow([TAINT_RULE_KIND], self._rule_list)
         self.resource_claims = ResourceClaimTracker(store, self._index)
         self.resource_slices = ResourceSliceLister(self._slice_list)
         self.device_classes = DeviceClassLister(store, self._class_list)
+        self.device_taint_rules = DeviceTaintRuleLister(self._rule_list)
 
     @classmethod
     def open(
@@ -225,6 +232,7 @@ class DraSnapshot:
         self._index.rebuild(self._store.items(CLAIM_KIND))
         self._slice_list.invalidate()
         self._class_list.invalidate()
+        self._rule_list.invalidate()
 
     # -- layers ---------------------------------------------------------------------------------
 
@@ -510,3 +518,36 @@ class DraSnapshot:
         for name, device_class in checked.items():
             self._store.put(CLASS_KIND, name, device_class)
             written.append((CLASS_KIND, name))
+
+    # -- device taint rules ----------------------------------------------------------------------
+
+    def add_device_taint_rules(self, rules: Iterable[KubeObject]) -> None:
+        """Track DeviceTaintRules, in the top layer: their taints apply to the devices they
+        select whenever devices are allocated (the scheduler's DRA plugin). All or nothing.
+
+        Raises:
+            AlreadyTrackedError: a rule with the same name is already tracked.
+            ObjectValidationError: a rule without ``metadata.name``.
+        """
+        checked: dict[str, KubeObject] = {}
+        for rule in rules:
+            name = (rule.get("metadata") or {}).get("name")
+            if not isinstance(name, str) or not name:
+                raise ObjectValidationError(
+                    f"{object_label(rule)}: metadata.name must be a non-empty string",
+                    kind=TAINT_RULE_KIND,
+                    field="metadata.name",
+                )
+            if self._store.get(TAINT_RULE_KIND, name) is not None:
+                raise AlreadyTrackedError(
+                    f"DeviceTaintRule {go_quote(name)} already tracked in the snapshot"
+                )
+            checked[name] = rule
+        written: list[tuple[str, str]] = []
+        try:
+            for name, rule in checked.items():
+                self._store.put(TAINT_RULE_KIND, name, rule)
+                written.append((TAINT_RULE_KIND, name))
+        except Exception:
+            self._rollback(written)
+            raise

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from snapshot.claims import DeviceID, allocated_device_ids
+from snapshot.claims import ConsumedCapacity, DeviceID, SharedDevice, allocated_shares
 from store import ABSENT, VersionedStore
 
 __all__ = ["DeviceIndex", "FlatList"]
@@ -34,9 +34,23 @@ class DeviceIndex:
 
     ``by_pool`` holds the allocated device names of each (driver, pool): "is every device of
     this slice taken?" is then one C-level subset test instead of a Python loop of lookups.
+
+    Shares of devices that allow multiple allocations (results with a ``shareID``, consumable
+    capacity) are kept apart, per claim, as upstream's ``GatherAllocatedState`` keeps them:
+    ``shares`` (driver, pool, device, shareID) and ``consumed`` (driver, pool, device,
+    consumedCapacity); such a device is not held exclusively, so it is not in ``refs``.
     """
 
-    __slots__ = ("allocations", "by_claim", "by_pool", "frozen", "refs")
+    __slots__ = (
+        "_shared",
+        "allocations",
+        "by_claim",
+        "by_pool",
+        "consumed",
+        "frozen",
+        "refs",
+        "shares",
+    )
 
     def __init__(self) -> None:
         # The status.allocation object each claim's devices were read from: a write that keeps
@@ -46,6 +60,23 @@ class DeviceIndex:
         self.refs: dict[DeviceID, int] = {}
         self.by_pool: dict[tuple[str, str], set[str]] = {}
         self.frozen: frozenset[DeviceID] | None = frozenset()
+        self.shares: dict[str, tuple[SharedDevice, ...]] = {}
+        self.consumed: dict[str, tuple[ConsumedCapacity, ...]] = {}
+        self._shared: tuple[tuple[SharedDevice, ...], tuple[ConsumedCapacity, ...]] | None = (
+            (),
+            (),
+        )
+
+    def shared(self) -> tuple[tuple[SharedDevice, ...], tuple[ConsumedCapacity, ...]]:
+        """Every share and every consumed capacity, flattened; ``((), ())`` when none (the
+        usual case, O(1)); the same tuples until a share changes."""
+        flat = self._shared
+        if flat is None:
+            flat = self._shared = (
+                tuple(x for v in self.shares.values() for x in v),
+                tuple(x for v in self.consumed.values() for x in v),
+            )
+        return flat
 
     def devices(self) -> frozenset[DeviceID]:
         """Every allocated device; the same object until the set changes. O(1) or O(devices)."""
@@ -64,9 +95,28 @@ class DeviceIndex:
         if allocation is None:
             del self.allocations[key]
             self.replace(key, ())
+            dedicated: tuple[DeviceID, ...] = ()
+            shares: tuple[SharedDevice, ...] = ()
+            consumed: tuple[ConsumedCapacity, ...] = ()
         else:
             self.allocations[key] = allocation
-            self.replace(key, allocated_device_ids(value))
+            dedicated, shares, consumed = allocated_shares(value)
+            self.replace(key, dedicated)
+        if shares or key in self.shares:
+            self._set_shares(key, shares, consumed)
+
+    def _set_shares(
+        self, key: str, shares: tuple[SharedDevice, ...], consumed: tuple[ConsumedCapacity, ...]
+    ) -> None:
+        self._shared = None
+        if shares:
+            self.shares[key] = shares
+        else:
+            self.shares.pop(key, None)
+        if consumed:
+            self.consumed[key] = consumed
+        else:
+            self.consumed.pop(key, None)
 
     def replace(self, key: str, devices: Devices) -> Devices:
         """Make ``devices`` the contribution of claim ``key``; returns the previous one."""
@@ -109,6 +159,9 @@ class DeviceIndex:
         self.refs.clear()
         self.by_pool.clear()
         self.frozen = None
+        self.shares.clear()
+        self.consumed.clear()
+        self._shared = None
         for key, claim in claims.items():
             self.changed("", key, claim)
 

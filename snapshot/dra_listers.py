@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 
 import orjson
 
-from snapshot.claims import DeviceID
+from snapshot.claims import ConsumedCapacity, DeviceID, SharedDevice
 from snapshot.dra_index import DeviceIndex, FlatList
 from snapshot.errors import NotFoundError, SnapshotError
 from snapshot.kinds import CLAIM_KIND, CLASS_KIND, key_of, namespaced_key
@@ -23,6 +23,7 @@ from store import VersionedStore
 
 __all__ = [
     "DeviceClassLister",
+    "DeviceTaintRuleLister",
     "ResourceClaimTracker",
     "ResourceSliceLister",
     "go_quote",
@@ -83,6 +84,12 @@ class ResourceClaimTracker:
         """The allocated device names of each (driver, pool) that has any: a live, read-only
         view, as :meth:`allocated_devices_view` (test it right away)."""
         return self._index.by_pool
+
+    def allocated_shares(self) -> tuple[tuple[SharedDevice, ...], tuple[ConsumedCapacity, ...]]:
+        """The shares of devices that allow multiple allocations, and the capacity they
+        consume: upstream's ``AllocatedSharedDeviceIDs`` and ``AggregatedCapacity`` (before
+        aggregation), for `snapshot.allocator.allocate`. ``((), ())`` when there are none."""
+        return self._index.shared()
 
     def signal_claim_pending_allocation(self, claim_uid: str, allocated_claim: KubeObject) -> None:
         """Store ``allocated_claim`` (as given) in the top layer: the DRA plugin's Reserve.
@@ -148,3 +155,16 @@ class DeviceClassLister:
     def list(self) -> list[KubeObject]:
         """A new list of every class (shared, read-only), from a cached list."""
         return list(self._classes.get())
+
+
+class DeviceTaintRuleLister:
+    """``device_taint_rules``: the DeviceTaintRules the scheduler applies to slices."""
+
+    __slots__ = ("_rules",)
+
+    def __init__(self, rules: FlatList) -> None:
+        self._rules = rules
+
+    def list(self) -> list[KubeObject]:
+        """A new list of every rule (shared, read-only), from a cached list."""
+        return list(self._rules.get())

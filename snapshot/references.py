@@ -15,6 +15,7 @@ from typing import Any
 from snapshot import cel
 from snapshot.allocation.fields import unsupported_fields
 from snapshot.errors import AllocationError, ObjectValidationError
+from snapshot.features import allocator_features
 
 __all__ = ["check_dra_objects"]
 
@@ -52,6 +53,7 @@ def check_dra_objects(
     slices: Iterable[Obj] = (),
     *,
     features: Mapping[str, bool] | None = None,
+    taint_rules: Iterable[Obj] = (),
 ) -> None:
     """Every field of the classes, claims, templates and slices is one the allocator implements
     (under ``features``, Kubernetes 1.36's gates by default), every DeviceClass a claim or
@@ -61,6 +63,15 @@ def check_dra_objects(
         ObjectValidationError: the first object that fails, with its kind, name and field.
     """
     classes, claims, templates = list(classes), list(claims), list(templates)
+    for rule in taint_rules:
+        if not allocator_features(features).device_taint_rules:
+            raise ObjectValidationError(
+                f"DeviceTaintRule {_name(rule)}: the DRADeviceTaintRules feature gate is "
+                "disabled (its Kubernetes 1.36 default), so the scheduler would not apply it; "
+                "enable the gate (--feature-gates DRADeviceTaintRules=true) or leave the rule out",
+                kind="DeviceTaintRule",
+                name=_name(rule),
+            )
     for kind, objects in (
         ("DeviceClass", classes),
         ("ResourceClaim", claims),

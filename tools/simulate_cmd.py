@@ -243,7 +243,7 @@ def simulate(
     name = store_name = store.name
     where = f"run {store_name!r} in {db}"
     progress = Progress(store_name)
-    cluster = ClusterSnapshot(store)
+    cluster = ClusterSnapshot(store, features=settings.feature_gates)
     saved = False
     try:
         with _stop_on_signals(lambda: _resume_command(ctx, db, store_name)) as stop:

@@ -186,13 +186,30 @@ def by_key(objs: list[Obj]) -> list[Obj]:
 
 
 def recomputed_devices(snap: DraSnapshot) -> set[tuple[str, str, str]]:
-    """ListAllAllocatedDevices the upstream way: a scan of every claim."""
+    """The devices held exclusively, the upstream way (GatherAllocatedState): a scan of every
+    claim, results with a shareID left out (they are shares)."""
     out: set[tuple[str, str, str]] = set()
     for c in snap.resource_claims.list():
         allocation = (c.get("status") or {}).get("allocation") or {}
         for r in (allocation.get("devices") or {}).get("results") or []:
-            out.add((r["driver"], r["pool"], r["device"]))
+            if r.get("shareID") is None:
+                out.add((r["driver"], r["pool"], r["device"]))
     return out
+
+
+def recomputed_shares(snap: DraSnapshot) -> tuple[list[Any], list[Any]]:
+    """The shares and consumed capacities, sorted, by a scan of every claim."""
+    shares: list[Any] = []
+    consumed: list[Any] = []
+    for c in snap.resource_claims.list():
+        allocation = (c.get("status") or {}).get("allocation") or {}
+        for r in (allocation.get("devices") or {}).get("results") or []:
+            if r.get("shareID") is not None:
+                device = (r["driver"], r["pool"], r["device"])
+                shares.append((*device, r["shareID"]))
+                if r.get("consumedCapacity"):
+                    consumed.append((*device, sorted(r["consumedCapacity"].items())))
+    return sorted(shares), sorted(consumed)
 
 
 def assert_index_consistent(snap: DraSnapshot) -> None:
@@ -207,6 +224,11 @@ def assert_index_consistent(snap: DraSnapshot) -> None:
         names = {name for d, p, name in devices if (d, p) == (driver, pool)}
         assert set(by_pool.get((driver, pool), ())) == names, (driver, pool)
     assert all(by_pool.values()), "a pool with no allocated device is kept"
+    shares, consumed = tracker.allocated_shares()
+    assert (
+        sorted(shares),
+        sorted((*c[:3], sorted(c[3].items())) for c in consumed),
+    ) == recomputed_shares(snap)
 
 
 def state(snap: DraSnapshot) -> dict[str, Any]:

@@ -8,6 +8,7 @@ seeds and store backends, starting from manifests (``--from DIR``), and resuming
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 import signal
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 import yaml
 
 from snapshot.cluster import ClusterSnapshot
-from snapshot.errors import SchedulingError
+from snapshot.errors import ObjectValidationError, SchedulingError
 from snapshot.objects import KubeObject
 from snapshot.pods import claims_from_templates, node_name_of
 from store import MemoryStore, Store, VersionedStore, replay
@@ -32,7 +33,7 @@ from tools.scenarios.scale_up import PENDING_KIND
 def run(settings: Settings, store: VersionedStore | None = None) -> tuple[Outcome, ClusterSnapshot]:
     """Run ``settings`` from scratch on ``store`` (a new MemoryStore by default)."""
     resolved = settings.resolved()
-    cs = ClusterSnapshot(MemoryStore() if store is None else store)
+    cs = ClusterSnapshot(MemoryStore() if store is None else store, features=resolved.feature_gates)
     return simulate(cs, resolved, lambda: prepare(resolved)), cs
 
 
@@ -417,3 +418,64 @@ def test_a_checkpoint_at_every_step_records_the_true_digests(
     assert outcome.state_digest == reference.state_digest
     report = replay(path, verify=True)
     assert report.divergence is None and report.checkpoints_verified > 2
+
+
+def _gpu_taint_rule(device: str) -> KubeObject:
+    return {
+        "apiVersion": "resource.k8s.io/v1beta2",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": f"drain-{device}"},
+        "spec": {
+            "deviceSelector": {"driver": objects.DRIVER, "device": device},
+            "taint": {"key": "maintenance", "effect": "NoSchedule"},
+        },
+    }
+
+
+def test_device_taint_rules_in_the_manifests_apply_to_new_nodes(tmp_path: Path) -> None:
+    # The scheduler's slice tracker taints every "gpu-3" (any pool): a gpu-a node offers 3
+    # GPUs, so the bin-packing of test_scale_up_from_manifests becomes
+    #   gpu-a: p0 p1 p2 -> A0; big: no; p3 p4 p5 -> A1 = 2 nodes; gpu-b (gpu-0, gpu-1): 3 nodes.
+    directory = write_manifests(tmp_path / "dump")
+    (directory / "04-rules.yaml").write_text(yaml.safe_dump(_gpu_taint_rule("gpu-3")))
+    settings = from_dir("scale-up", directory)
+    with pytest.raises(ObjectValidationError, match="DRADeviceTaintRules feature gate"):
+        prepare(settings.resolved())  # off by default in 1.36: an error, not ignored
+    gates = {**settings.feature_gates, "DRADeviceTaintRules": True}
+    outcome, cs = run(dataclasses.replace(settings, feature_gates=gates))
+    assert outcome.result["estimates"] == {"gpu-a": 2, "gpu-b": 3}
+    names = {n: [p["metadata"]["name"] for p in cs.pods_on_node(n)] for n in cs.node_names()}
+    assert names["gpu-a-00000"] == ["pending-0", "pending-1", "pending-2"]
+    assert names["gpu-a-00001"] == ["pending-3", "pending-4", "pending-5"]
+    assert gpus_of(cs, "gpu-a-00000") == ["gpu-0", "gpu-1", "gpu-2"]
+
+
+def test_feature_gates_of_the_run_decide_what_the_manifests_may_use(tmp_path: Path) -> None:
+    directory = write_manifests(tmp_path / "dump")
+    path = directory / "01-cluster.yaml"
+    docs = list(yaml.safe_load_all(path.read_text()))
+    template = next(d for d in docs if d["metadata"].get("name") == "one-gpu")
+    template["spec"]["spec"]["devices"]["requests"] = [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": "two", "deviceClassName": objects.DRIVER, "count": 2},
+                {"name": "one", "deviceClassName": objects.DRIVER},
+            ],
+        }
+    ]
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    settings = from_dir("scale-up", directory)
+    gates = {**settings.feature_gates, "DRAPrioritizedList": False}
+    with pytest.raises(ObjectValidationError, match="DRAPrioritizedList"):
+        prepare(dataclasses.replace(settings, feature_gates=gates).resolved())
+    # On (GA in 1.36): two GPUs a pod where they are free, as the first choice says.
+    outcome, cs = run(settings)
+    assert outcome.pods_placed == 6
+    results = [
+        r["request"]
+        for c in cs.dra.resource_claims.list()
+        if c["metadata"]["name"].startswith("pending-0-")
+        for r in c["status"]["allocation"]["devices"]["results"]
+    ]
+    assert results == ["gpu/two", "gpu/two"]

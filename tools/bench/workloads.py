@@ -87,7 +87,9 @@ def run_workload(name: str, store: VersionedStore, size: str, seed: int) -> Run:
     start = prepare(settings)
     gc.collect()
     began = time.perf_counter()
-    outcome = simulate(ClusterSnapshot(store), settings, lambda: start)
+    outcome = simulate(
+        ClusterSnapshot(store, features=settings.feature_gates), settings, lambda: start
+    )
     seconds = time.perf_counter() - began
     c = outcome.counters
     return Run(seconds, outcome.state_digest, c.forks, c.commits, c.reverts)

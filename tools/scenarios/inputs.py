@@ -43,6 +43,7 @@ class Cluster:
         default_factory=list
     )  # (node, its slices, the pods bound to it)
     global_slices: list[KubeObject] = field(default_factory=list)
+    taint_rules: list[KubeObject] = field(default_factory=list)  # DeviceTaintRules
     pending: list[KubeObject] = field(default_factory=list)
     groups: list[NodeGroup] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what loading the manifests skipped or did
@@ -125,10 +126,22 @@ def _from_manifests(s: Settings, *, strict: bool) -> Cluster:
     m = load_manifests([s.source], strict=strict)
     # A claim naming a missing class, or a selector that does not compile, would otherwise
     # surface midway through the run.
-    check_dra_objects(m.classes, m.claims, m.claim_templates, m.slices, features=s.feature_gates)
+    check_dra_objects(
+        m.classes,
+        m.claims,
+        m.claim_templates,
+        m.slices,
+        features=s.feature_gates,
+        taint_rules=m.taint_rules,
+    )
     if not m.nodes and s.scenario == "scale-down":
         raise ScenarioError(f"{s.source} holds no Node objects: nothing to scale down")
-    cluster = Cluster(classes=list(m.classes), claims=list(m.claims), notes=list(m.notes))
+    cluster = Cluster(
+        classes=list(m.classes),
+        claims=list(m.claims),
+        taint_rules=list(m.taint_rules),
+        notes=list(m.notes),
+    )
     templates = {object_key(t): t for t in m.claim_templates}
     slices_by_node: dict[str, list[KubeObject]] = {}
     for slice_ in m.slices:

@@ -55,7 +55,7 @@ def prepare(settings: Settings, *, strict: bool = False) -> Cluster:
         # Manifests can be valid one by one yet not fit together (a bound pod whose claim is
         # missing or allocated elsewhere): load them into a throw-away snapshot first, so that
         # such errors too come before the database is touched.
-        _load(ClusterSnapshot(MemoryStore()), start)
+        _load(ClusterSnapshot(MemoryStore(), features=settings.feature_gates), start)
     return start
 
 
@@ -156,6 +156,8 @@ def _load(cs: ClusterSnapshot, start: Cluster) -> None:
     """Write the starting cluster into ``cs``."""
     if start.classes:
         cs.dra.add_device_classes(start.classes)
+    if start.taint_rules:
+        cs.dra.add_device_taint_rules(start.taint_rules)
     if start.global_slices:
         cs.dra.add_global_resource_slices(start.global_slices)
     if start.claims:
