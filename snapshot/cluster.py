@@ -22,11 +22,11 @@ no rollback when the reservation step fails after allocating. Upstream:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 from snapshot.allocator import allocate
 from snapshot.claims import DeviceID, is_allocated
@@ -48,9 +48,11 @@ from snapshot.kinds import (
 )
 from snapshot.node_selectors import node_selector_matches
 from snapshot.objects import KubeObject, name_of
+from snapshot.placement import PlacementIndex, device_names, free_in, slice_list_devices
+from snapshot.placement import allocatable as _allocatable
 from snapshot.pod_index import NOTHING as _NOTHING
 from snapshot.pod_index import PodIndex
-from snapshot.pods import Resources, node_allocatable, node_name_of, pod_requests
+from snapshot.pods import Resources, node_name_of, pod_requests
 from store import Store, VersionedStore
 
 
@@ -109,6 +111,10 @@ class ClusterSnapshot:
         self._pods = PodIndex()
         self._pods.rebuild(store.items(POD_KIND))
         store.follow([POD_KIND], self._pods)
+        self._placement = PlacementIndex(
+            store, self._pods.used, self.dra.resource_claims.allocated_by_pool
+        )
+        self._pods.listener = self._placement.node_changed
 
     @classmethod
     def open(
@@ -160,8 +166,8 @@ class ClusterSnapshot:
         return node
 
     def node_names(self) -> list[str]:
-        """Every node's name, sorted."""
-        return sorted(self._store.keys(NODE_KIND))
+        """Every node's name, sorted. O(nodes), from the placement index (no sort)."""
+        return self._placement.names()
 
     def pod(self, namespace: str, name: str) -> KubeObject | None:
         pod: KubeObject | None = self._store.get(POD_KIND, namespaced_key(namespace, name))
@@ -289,9 +295,18 @@ class ClusterSnapshot:
         allocated = self.dra.resource_claims.allocated_by_pool()
         global_slices = get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
         check_devices = prepared.needs_free_device and not (
-            global_slices and _free_in(_slice_list_devices(global_slices)[1], allocated)
+            global_slices and free_in(slice_list_devices(global_slices)[1], allocated)
         )
-        for node_name in self.node_names() if nodes is None else nodes:
+        if nodes is None:
+            # Name order, the nodes the checks below would skip skipped by block (the same
+            # nodes, found without visiting each: snapshot.placement).
+            for node_name in self._placement.candidates(want, check_devices):
+                placement = self._plan(prepared, node_name)
+                if not isinstance(placement, str):
+                    self._apply(pod, placement)
+                    return node_name
+            return None
+        for node_name in nodes:
             node: KubeObject | None = get(NODE_KIND, node_name)
             if node is None:
                 continue
@@ -301,8 +316,8 @@ class ClusterSnapshot:
                 local = get(SLICE_KIND, node_name)
                 if not local:
                     continue  # no local slice and no free global device
-                spread, pools = _slice_list_devices(local)
-                if not spread and not _free_in(pools, allocated):
+                spread, pools = slice_list_devices(local)
+                if not spread and not free_in(pools, allocated):
                     continue
             placement = self._plan(prepared, node_name)
             if not isinstance(placement, str):
@@ -391,7 +406,7 @@ class ClusterSnapshot:
             return _Placement(node, [])
         slices = self._slices_for(node_name)
         allocated = self.dra.resource_claims.allocated_by_pool()
-        if pod.needs_free_device and not _free_in(map(_device_names, slices), allocated):
+        if pod.needs_free_device and not free_in(map(device_names, slices), allocated):
             return f"no free device on node {node_name} for pod {key}'s claims"
         claims = self.dra.resource_claims
         shares, consumed = claims.allocated_shares()
@@ -448,7 +463,7 @@ class ClusterSnapshot:
 
     def _slices_for(self, node_name: str) -> list[KubeObject]:
         local: list[KubeObject] = self._store.get(SLICE_KIND, node_name) or []
-        spread = bool(local) and _slice_list_devices(local)[0]
+        spread = bool(local) and slice_list_devices(local)[0]
         if spread:
             # A pool spread over nodes: completeness needs every slice.
             return self.dra.resource_slices.list()
@@ -457,66 +472,6 @@ class ClusterSnapshot:
 
 
 _DEFAULTS = resolve_feature_gates()
-_Derived = TypeVar("_Derived")
-_Cache = dict[int, tuple[Any, Any]]
-
-
-def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
-    """``derive(obj)``, remembered per object: store values are never mutated (the store's
-    contract), so the object identifies what is derived from it. Each cache is bounded."""
-    hit = cache.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        value: _Derived = hit[1]
-        return value
-    if len(cache) > 100_000:
-        cache.clear()
-    value = derive(obj)
-    cache[id(obj)] = (obj, value)
-    return value
-
-
-_ALLOCATABLE: _Cache = {}
-_DEVICE_NAMES: _Cache = {}
-_SLICE_LISTS: _Cache = {}
-PoolKey = tuple[str, str]
-PoolDevices = tuple[PoolKey, frozenset[str]]
-
-
-def _allocatable(node: KubeObject) -> Resources:
-    return _remembered(_ALLOCATABLE, node, node_allocatable)
-
-
-def _names_of_devices(slice_: KubeObject) -> PoolDevices:
-    spec = slice_.get("spec") or {}
-    pool = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
-    return pool, frozenset(str(d.get("name")) for d in spec.get("devices") or ())
-
-
-def _device_names(slice_: KubeObject) -> PoolDevices:
-    """(driver, pool) and the names of the devices of a slice."""
-    return _remembered(_DEVICE_NAMES, slice_, _names_of_devices)
-
-
-def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
-    spread = any(
-        ((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1) > 1 for s in slices
-    )
-    return spread, tuple(_device_names(s) for s in slices)
-
-
-def _slice_list_devices(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
-    """Of a stored slice list (one node's, or the global one): whether a pool of it spreads
-    over several slices (then every slice counts), and the devices of each slice."""
-    return _remembered(_SLICE_LISTS, slices, _devices_of_list)
-
-
-def _free_in(pools: Iterable[PoolDevices], allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:
-    """Whether some device is not allocated: one C-level subset test per slice."""
-    for pool, names in pools:
-        taken = allocated.get(pool)
-        if taken is None or not names <= taken:
-            return True
-    return False
 
 
 def _needs_free_device(claims: Iterable[KubeObject]) -> bool:

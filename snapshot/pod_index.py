@@ -7,7 +7,7 @@ effective value, so it is right at every depth whoever forked, committed or reve
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from snapshot.objects import KubeObject
@@ -22,9 +22,11 @@ class PodIndex:
     """Pods per node (``by_node``), the node and requests of each pod (``node_of``), and the
     requests summed per node (``used``)."""
 
-    __slots__ = ("by_node", "node_of", "used")
+    __slots__ = ("by_node", "listener", "node_of", "used")
 
     def __init__(self) -> None:
+        # Told the name of each node whose pods changed (the placement index).
+        self.listener: Callable[[str], None] | None = None
         self.by_node: dict[str, dict[str, None]] = {}
         self.node_of: dict[str, tuple[str, Resources]] = {}
         self.used: dict[str, Resources] = {}
@@ -50,3 +52,9 @@ class PodIndex:
             self.node_of[key] = (node, requests)
             self.by_node.setdefault(node, {})[key] = None
             self.used[node] = self.used.get(node, NOTHING) + requests
+        listener = self.listener
+        if listener is not None:
+            if old is not None:
+                listener(old[0])
+            if node is not None and (old is None or old[0] != node):
+                listener(node)

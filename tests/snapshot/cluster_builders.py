@@ -20,15 +20,21 @@ import copy
 import difflib
 import pprint
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot
-from snapshot.kinds import NODE_KIND, POD_KIND, key_of
+from snapshot.kinds import NODE_KIND, POD_KIND, SLICE_KIND, key_of
 from snapshot.pods import Resources, node_allocatable, node_name_of, pod_requests
 from store import VersionedStore
-from tests.snapshot.dra_builders import assert_index_consistent, by_key, reserved, test_pods
+from tests.snapshot.dra_builders import (
+    assert_index_consistent,
+    by_key,
+    recomputed_devices,
+    reserved,
+    test_pods,
+)
 
 if TYPE_CHECKING:
     from tests.conftest import Backend
@@ -319,6 +325,43 @@ def assert_indexes_consistent(cs: ClusterSnapshot) -> None:
         assert cs.free_resources(n) == recomputed_free(cs, name)
     assert on_nodes == len(stored), "a pod is bound to a node the snapshot does not hold"
     assert_index_consistent(cs.dra)
+    assert_placement_consistent(cs)
+
+
+def _device_free_recomputed(cs: ClusterSnapshot, name: str) -> bool:
+    """A free local device on the node, by a scan of every claim (or a pool spread over
+    several slices, which the cheap checks leave to the allocator)."""
+    local = cs.store.get(SLICE_KIND, name) or []
+    if any(s["spec"]["pool"].get("resourceSliceCount", 1) > 1 for s in local):
+        return True
+    taken = recomputed_devices(cs.dra)
+    return any(
+        (s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]) not in taken
+        for s in local
+        for d in s["spec"].get("devices") or ()
+    )
+
+
+def assert_placement_consistent(cs: ClusterSnapshot) -> None:
+    """The placement index yields exactly the nodes a scan of every node would let through."""
+    assert cs.node_names() == sorted(cs.store.keys(NODE_KIND))
+    wants = [Resources(0, 0, 1), Resources(500, 256 * 2**20, 1), Resources(3000, 2**30, 1)]
+    for want in wants:
+        for needs_device in (False, True):
+            scan = [
+                name
+                for name in sorted(cs.store.keys(NODE_KIND))
+                if all(
+                    need <= have
+                    for need, have in zip(
+                        (want.cpu, want.memory, want.pods),
+                        astuple(recomputed_free(cs, name)),
+                        strict=True,
+                    )
+                )
+                and (not needs_device or _device_free_recomputed(cs, name))
+            ]
+            assert list(cs._placement.candidates(want, needs_device)) == scan, (want, needs_device)
 
 
 def assert_state(cs: ClusterSnapshot, state: State) -> None:

@@ -31,9 +31,8 @@ def try_remove(sim: Sim, node: str) -> int | None:
         for p in cs.pods_on_node(node)
     ]
     cs.remove_node(node)
-    others = cs.node_names()
-    for pod in pods:
-        if cs.schedule_pod_anywhere(pod, others) is None:
+    for pod in pods:  # first fit over the other nodes, in name order
+        if cs.schedule_pod_anywhere(pod) is None:
             sim.revert()
             return None
     sim.commit()

@@ -1,0 +1,343 @@
+"""Which nodes could hold a pod, found without visiting the full ones: the placement index.
+
+``ClusterSnapshot.schedule_pod_anywhere`` tries the nodes in name order and places the pod on
+the first that fits. Before the allocator runs, cheap checks skip a node whose free CPU,
+memory or pod count is short, or (for a pod whose claims need a device nobody holds) a node
+without a free local device. In a scale-down most nodes are soon full, so a scan from the first
+node visits ever more of them: O(nodes) per pod, O(nodes²) per run.
+
+The index keeps the node names sorted, cut into blocks of about ``block`` names, and for each
+block the best any of its nodes offers: the largest free CPU, free memory and free pod count,
+and whether some node has a free local device. A block whose best cannot satisfy a pod is
+skipped whole: a query costs O(nodes / block + block) instead of O(nodes). The skipping is
+exact for the cheap checks (each bound is a maximum over the block), so the nodes it yields,
+in order, are exactly those the plain scan's cheap checks would let through: the same
+decisions, the same ``state_digest``.
+
+A block's summary is worked out lazily: any change that may touch one of its nodes drops it,
+and the next query that reaches the block recomputes it (O(block)). The index follows the store
+(:mod:`store.followers`) for ``Node`` (names in and out), ``ResourceSlice`` (a node's devices,
+and which node each pool is on) and ``ResourceClaim`` (an allocation frees or takes devices of
+the pools it names), and is told by the pod index when the pods of a node change. So it is
+right whoever forks, commits or reverts, like every other index of the snapshot.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right, insort
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from typing import Any, TypeAlias, TypeVar
+
+from snapshot.kinds import CLAIM_KIND, NODE_KIND, NON_LOCAL_SLICES_KEY, SLICE_KIND
+from snapshot.objects import KubeObject
+from snapshot.pods import Resources, node_allocatable
+from store import ABSENT, VersionedStore
+
+__all__ = [
+    "PlacementIndex",
+    "allocatable",
+    "free_in",
+    "slice_list_devices",
+]
+
+PoolKey: TypeAlias = tuple[str, str]
+PoolDevices: TypeAlias = tuple[PoolKey, frozenset[str]]
+_Derived = TypeVar("_Derived")
+_Cache = dict[int, tuple[Any, Any]]
+_NOTHING = Resources()
+# (largest free cpu, memory, pods, some node with a free local device)
+_Summary: TypeAlias = tuple[int, int, int, bool]
+
+#: Names per block: a query visits every block's summary and then the nodes of the blocks that
+#: may hold the pod, so about the square root of the largest cluster kept in mind (50,000
+#: nodes: ~800 summaries, ~64 names) keeps both parts small.
+BLOCK = 64
+
+
+def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
+    """``derive(obj)``, remembered per object: store values are never mutated (the store's
+    contract), so the object identifies what is derived from it. Each cache is bounded."""
+    hit = cache.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        value: _Derived = hit[1]
+        return value
+    if len(cache) > 100_000:
+        cache.clear()
+    value = derive(obj)
+    cache[id(obj)] = (obj, value)
+    return value
+
+
+_ALLOCATABLE: _Cache = {}
+_DEVICE_NAMES: _Cache = {}
+_SLICE_LISTS: _Cache = {}
+
+
+def allocatable(node: KubeObject) -> Resources:
+    """The node's allocatable CPU, memory and pods (remembered per node object)."""
+    return _remembered(_ALLOCATABLE, node, node_allocatable)
+
+
+def _names_of_devices(slice_: KubeObject) -> PoolDevices:
+    spec = slice_.get("spec") or {}
+    pool = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
+    return pool, frozenset(str(d.get("name")) for d in spec.get("devices") or ())
+
+
+def _device_names(slice_: KubeObject) -> PoolDevices:
+    """(driver, pool) and the names of the devices of a slice."""
+    return _remembered(_DEVICE_NAMES, slice_, _names_of_devices)
+
+
+def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
+    spread = any(
+        ((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1) > 1 for s in slices
+    )
+    return spread, tuple(_device_names(s) for s in slices)
+
+
+def slice_list_devices(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
+    """Of a stored slice list (one node's, or the global one): whether a pool of it spreads
+    over several slices (then every slice counts), and the devices of each slice."""
+    return _remembered(_SLICE_LISTS, slices, _devices_of_list)
+
+
+def device_names(slice_: KubeObject) -> PoolDevices:
+    """(driver, pool) and the names of the devices of a slice (remembered per slice)."""
+    return _device_names(slice_)
+
+
+def free_in(pools: Iterable[PoolDevices], allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:
+    """Whether some device is not allocated: one C-level subset test per slice."""
+    for pool, names in pools:
+        taken = allocated.get(pool)
+        if taken is None or not names <= taken:
+            return True
+    return False
+
+
+class PlacementIndex:
+    """Node names in sorted blocks with a lazily kept summary per block (see the module).
+
+    ``used`` is the pod index's requests per node and ``allocated`` the allocated device names
+    per pool, both live views read at query time.
+    """
+
+    def __init__(
+        self,
+        store: VersionedStore,
+        used: Mapping[str, Resources],
+        allocated: Callable[[], Mapping[PoolKey, AbstractSet[str]]],
+        *,
+        block: int | None = None,
+    ) -> None:
+        self._store = store
+        self._used = used
+        self._allocated = allocated
+        self._block = BLOCK if block is None else block
+        self._blocks: list[list[str]] = []
+        self._firsts: list[str] = []  # the first name of each block, for bisection
+        self._summaries: list[_Summary | None] = []
+        # What each node offers, as a summary of one: dropped when the node changes.
+        self._facts: dict[str, _Summary] = {}
+        self._pool_nodes: dict[PoolKey, set[str]] = {}  # node-local pools: on which nodes
+        self._node_pools: dict[str, tuple[PoolKey, ...]] = {}  # and the other way round
+        # Per allocated claim: its status.allocation object (a reservation keeps it: nothing
+        # to do) and the pools it names.
+        self._claim_pools: dict[str, tuple[Any, frozenset[PoolKey]]] = {}
+        self.rebuild()
+        store.follow([NODE_KIND, SLICE_KIND, CLAIM_KIND], self)
+
+    def rebuild(self) -> None:
+        """Start over from the store. O(nodes + slices + claims)."""
+        names = sorted(self._store.keys(NODE_KIND))
+        size = self._block
+        self._blocks = [names[i : i + size] for i in range(0, len(names), size)]
+        self._firsts = [b[0] for b in self._blocks]
+        self._summaries = [None] * len(self._blocks)
+        self._facts = {}
+        self._pool_nodes = {}
+        self._node_pools = {}
+        for node_name, slices in self._store.items(SLICE_KIND).items():
+            self._slices_changed(node_name, slices)
+        self._claim_pools = {}
+        for key, claim in self._store.items(CLAIM_KIND).items():
+            self.changed(CLAIM_KIND, key, claim)
+
+    # -- following the store ----------------------------------------------------------------------
+
+    def changed(self, kind: str, key: str, value: Any) -> None:
+        """The follower's call: ``key`` of ``kind`` is now ``value`` (ABSENT: gone)."""
+        if kind == NODE_KIND:
+            if value is ABSENT:
+                self._remove(key)
+            elif not self._touch(key):
+                self._insert(key)
+        elif kind == SLICE_KIND:
+            self._slices_changed(key, value if isinstance(value, list) else ())
+            self._touch(key)
+        else:
+            status = value.get("status") if isinstance(value, dict) else None
+            allocation = status.get("allocation") if isinstance(status, dict) else None
+            old = self._claim_pools.get(key)
+            if (old[0] if old is not None else None) is allocation:
+                return
+            pools = _pools_of(allocation) if allocation else frozenset()
+            if allocation:
+                self._claim_pools[key] = (allocation, pools)
+            else:
+                del self._claim_pools[key]
+            for pool in pools | old[1] if old is not None else pools:
+                for node_name in self._pool_nodes.get(pool, ()):
+                    self._touch(node_name)
+
+    def node_changed(self, node_name: str) -> None:
+        """The pods of ``node_name`` changed (the pod index's call)."""
+        self._touch(node_name)
+
+    def _slices_changed(self, node_name: str, slices: Iterable[KubeObject]) -> None:
+        if node_name == NON_LOCAL_SLICES_KEY:
+            return  # global devices are checked once per pod, not per node
+        for pool in self._node_pools.pop(node_name, ()):
+            nodes = self._pool_nodes.get(pool)
+            if nodes is not None:
+                nodes.discard(node_name)
+                if not nodes:
+                    del self._pool_nodes[pool]
+        pools = tuple(_device_names(slice_)[0] for slice_ in slices)
+        if pools:
+            self._node_pools[node_name] = pools
+        for pool in pools:
+            self._pool_nodes.setdefault(pool, set()).add(node_name)
+
+    # -- blocks -----------------------------------------------------------------------------------
+
+    def _find(self, name: str) -> int:
+        """The block that holds (or would hold) ``name``; -1 when there is none."""
+        if not self._blocks:
+            return -1
+        return max(bisect_right(self._firsts, name) - 1, 0)
+
+    def _touch(self, name: str) -> bool:
+        """Drop the summary of the block holding ``name``; whether it holds it."""
+        i = self._find(name)
+        if i < 0:
+            return False
+        block = self._blocks[i]
+        j = bisect_right(block, name) - 1
+        if j < 0 or block[j] != name:
+            return False
+        self._summaries[i] = None
+        self._facts.pop(name, None)
+        return True
+
+    def _insert(self, name: str) -> None:
+        i = self._find(name)
+        if i < 0:
+            self._blocks, self._firsts, self._summaries = [[name]], [name], [None]
+            return
+        block = self._blocks[i]
+        insort(block, name)
+        self._firsts[i] = block[0]
+        self._summaries[i] = None
+        self._facts.pop(name, None)
+        if len(block) > 2 * self._block:
+            half = len(block) // 2
+            self._blocks[i : i + 1] = [block[:half], block[half:]]
+            self._firsts[i : i + 1] = [block[0], block[half]]
+            self._summaries[i : i + 1] = [None, None]
+
+    def _remove(self, name: str) -> None:
+        i = self._find(name)
+        if i < 0:
+            return
+        block = self._blocks[i]
+        j = bisect_right(block, name) - 1
+        if j < 0 or block[j] != name:
+            return
+        del block[j]
+        self._facts.pop(name, None)
+        if block:
+            self._firsts[i] = block[0]
+            self._summaries[i] = None
+        else:
+            del self._blocks[i], self._firsts[i], self._summaries[i]
+
+    def names(self) -> list[str]:
+        """Every node name, sorted. O(nodes)."""
+        return [name for block in self._blocks for name in block]
+
+    # -- queries ----------------------------------------------------------------------------------
+
+    def _node_facts(self, name: str) -> _Summary:
+        """What the node offers: free CPU, memory and pods, and whether it has a free local
+        device; remembered until the node, its pods, slices or their claims change."""
+        facts = self._facts.get(name)
+        if facts is not None:
+            return facts
+        node = self._store.get(NODE_KIND, name)
+        if node is None:  # (a node written to the store without its index: offers nothing)
+            facts = (-(2**63), -(2**63), -(2**63), False)
+        else:
+            have = allocatable(node)
+            used = self._used.get(name, _NOTHING)
+            facts = (
+                have.cpu - used.cpu,
+                have.memory - used.memory,
+                have.pods - used.pods,
+                self._device_free(name, self._allocated()),
+            )
+        self._facts[name] = facts
+        return facts
+
+    def _summary(self, i: int) -> _Summary:
+        summary = self._summaries[i]
+        if summary is not None:
+            return summary
+        facts = [self._node_facts(name) for name in self._blocks[i]]
+        summary = self._summaries[i] = (
+            max(f[0] for f in facts),
+            max(f[1] for f in facts),
+            max(f[2] for f in facts),
+            any(f[3] for f in facts),
+        )
+        return summary
+
+    def _device_free(self, name: str, allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:
+        local = self._store.get(SLICE_KIND, name)
+        if not local:
+            return False
+        spread, pools = slice_list_devices(local)
+        return spread or free_in(pools, allocated)
+
+    def candidates(self, want: Resources, needs_device: bool) -> Iterator[str]:
+        """In name order, the nodes where ``want`` fits beside the pods already there and, with
+        ``needs_device``, that have a free local device (or a pool spread over several slices).
+
+        Reads the store as it is when each block is reached: stop iterating once you write.
+        """
+        summaries = self._summaries
+        blocks = self._blocks
+        facts_of = self._facts.get
+        cpu, memory, pods = want.cpu, want.memory, want.pods
+        for i in range(len(blocks)):
+            summary = summaries[i]
+            if summary is None:
+                summary = self._summary(i)
+            if cpu > summary[0] or memory > summary[1] or pods > summary[2]:
+                continue
+            if needs_device and not summary[3]:
+                continue
+            for name in blocks[i]:
+                facts = facts_of(name) or self._node_facts(name)
+                if cpu > facts[0] or memory > facts[1] or pods > facts[2]:
+                    continue
+                if needs_device and not facts[3]:
+                    continue
+                yield name
+
+
+def _pools_of(allocation: Mapping[str, Any]) -> frozenset[PoolKey]:
+    results = (allocation.get("devices") or {}).get("results") or ()
+    return frozenset((str(r.get("driver", "")), str(r.get("pool", ""))) for r in results)
