@@ -103,6 +103,31 @@ def test_existing_free_room_is_used_first(tmp_path: Path) -> None:
     assert outcome.pods_placed == 2
 
 
+def test_the_estimator_packs_over_all_new_nodes_largest_first(tmp_path: Path) -> None:
+    # estimator/binpacking_estimator.go with the DecreasingPodOrderer: pods (no controller, a
+    # group each) sorted by cpu/allocatable + memory/allocatable, largest first: 3, 3, 1, 1 cpu
+    # on 4-cpu nodes. 3 -> e0; 3 -> fits no new node, e0 has pods: add e1; each 1-cpu pod tries
+    # every new node first: 1 -> e0 (full), 1 -> e1 (full). Two nodes. Packing in file order
+    # onto the newest node only (the scale-up preset) would take three.
+    directory = write(
+        tmp_path / "dump",
+        node("a-0", "a", 4),
+        pod("full", "4", "a-0"),
+        pod("small-1", "1"),
+        pod("small-2", "1"),
+        pod("big-1", "3"),
+        pod("big-2", "3"),
+    )
+    outcome, _ = run(settings(directory))
+    assert outcome.result["added"] == {"a": 2}
+    assert outcome.result["placed_on_new"] == {
+        "default/big-1": "a-new-0",
+        "default/big-2": "a-new-1",
+        "default/small-1": "a-new-0",
+        "default/small-2": "a-new-1",
+    }
+
+
 def _two_groups(tmp_path: Path, *pending: dict[str, Any], taint_small: bool = False) -> Path:
     """Groups small (4 cpu) and large (16 cpu), each with one full node; ``pending`` pods."""
     taints = [{"key": "dedicated", "value": "small", "effect": "NoSchedule"}]
