@@ -394,6 +394,14 @@ def test_cli_json_human_output_and_runs(tmp_path: Path) -> None:
     listed = json.loads(runs.stdout)
     names = [r["name"] for r in (listed if isinstance(listed, list) else listed["runs"])]
     assert names == ["autoscale-1", "autoscale-2"]
+    inspected = runner.invoke(cli, ["inspect", db, "--name", "autoscale-1", "--json"])
+    assert inspected.exit_code == 0, inspected.output
+    decisions = json.loads(inspected.stdout)["autoscale"]
+    assert decisions["pending"] == []
+    assert decisions["placed_on_existing"] == {"default/p1": "a-0"}
+    assert decisions["added"] == {"a": 1}
+    text = runner.invoke(cli, ["inspect", db, "--name", "autoscale-1"]).stdout
+    assert "node group a: add 1 node(s)" in text
 
 
 @pytest.mark.parametrize(
