@@ -430,3 +430,82 @@ def test_node_group_file_errors_are_one_line(tmp_path: Path) -> None:
     groups.write_text(yaml.safe_dump({"nodeGroups": [{"name": "a", "node": "missing"}]}))
     with pytest.raises(ScenarioError, match="node group 'a': no node 'missing' in --from"):
         prepare(settings(directory, node_groups_file=str(groups)))
+
+
+def _limited_small(tmp_path: Path) -> tuple[Path, Path]:
+    """_two_groups with three 3-cpu pods, and a node-group file capping small at 2 nodes."""
+    directory = _two_groups(tmp_path, pod("p1", "3"), pod("p2", "3"), pod("p3", "3"))
+    groups = tmp_path / "groups.yaml"
+    groups.write_text(
+        yaml.safe_dump(
+            {
+                "nodeGroups": [
+                    {"name": "small", "maxSize": 2, "node": "small-0"},
+                    {"name": "large", "node": "large-0"},
+                ]
+            }
+        )
+    )
+    return directory, groups
+
+
+@pytest.mark.parametrize(
+    ("expander", "chosen"), [("least-waste", {"small": 1}), ("most-pods", {"large": 1})]
+)
+def test_most_pods_and_least_waste_differ(tmp_path: Path, expander: str, chosen: Any) -> None:
+    # small may grow by one node (maxSize 2, one node): it places one 3-cpu pod, wasting
+    # (4-3)/4 + (64-1)/64 = 1.234; large places all three on one node, wasting
+    # (16-9)/16 + (64-3)/64 = 1.391. expander/waste takes small, expander/mostpods large.
+    directory, groups = _limited_small(tmp_path)
+    outcome, _ = run(settings(directory, node_groups_file=str(groups), expander=expander))
+    assert outcome.result["estimates"] == {
+        "small": {"nodes": 1, "pods": 1},
+        "large": {"nodes": 1, "pods": 3},
+    }
+    assert outcome.result["added"] == chosen
+
+
+def test_a_node_group_file_with_a_template_written_out(tmp_path: Path) -> None:
+    # A group with no node yet (big: its template written out in the file, 16 cpu) and a
+    # group by node name (a, 4 cpu). Two 6-cpu pods fit no a node ("Insufficient cpu"), and
+    # one big node holds both (binpacking_estimator.go): big grows by one.
+    directory = write(
+        tmp_path / "dump",
+        node("a-0", "a", 4),
+        pod("full", "4", "a-0"),
+        pod("p1", "6"),
+        pod("p2", "6"),
+    )
+    template = node("big-template", "big", 16)
+    del template["apiVersion"], template["kind"]  # optional in the file
+    groups = tmp_path / "groups.yaml"
+    groups.write_text(
+        yaml.safe_dump(
+            {
+                "nodeGroups": [
+                    {"name": "a", "node": "a-0", "maxSize": 5},
+                    {"name": "big", "node": template, "maxSize": 3},
+                ]
+            }
+        )
+    )
+    outcome, cs = run(settings(directory, node_groups_file=str(groups)))
+    assert outcome.result["estimates"] == {
+        "a": {"nodes": 0, "pods": 0},
+        "big": {"nodes": 1, "pods": 2},
+    }
+    assert outcome.result["added"] == {"big": 1}
+    assert cs.node_names() == ["a-0", "big-new-0"]
+
+
+def test_random_expander_follows_the_seed(tmp_path: Path) -> None:
+    # expander/random draws among the options; here from the run's seed, so a seed gives one
+    # answer, whichever it is, and a run resumed or repeated gives it again.
+    directory = _two_groups(tmp_path, pod("p1", "3"), pod("p2", "3"), pod("p3", "3"))
+    chosen = {
+        seed: run(settings(directory, expander="random", seed=seed))[0].result["node_group"]
+        for seed in range(8)
+    }
+    assert set(chosen.values()) == {"small", "large"}  # both options drawn over eight seeds
+    again = run(settings(directory, expander="random", seed=3))[0].result["node_group"]
+    assert again == chosen[3]
