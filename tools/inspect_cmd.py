@@ -13,9 +13,8 @@ from store import State, open_state
 from tools.errors import CommandError
 from tools.options import database, json_option, name_option, store_to_read
 from tools.output import echo_json, iso, render_table
-from tools.scenarios.autoscale import steps as autoscale_steps
+from tools.scenarios import autoscale
 from tools.scenarios.base import PLAN_KEY, RUN_KEY, SIM_KIND
-from tools.scenarios.scale_up import PENDING_KIND
 
 
 def _claim_json(c: ClaimSummary) -> dict[str, Any]:
@@ -32,28 +31,15 @@ def _claim_json(c: ClaimSummary) -> dict[str, Any]:
 
 
 def _autoscale(state: State) -> dict[str, Any] | None:
-    """An autoscale run's decisions so far (its run record), or None for other stores."""
+    """An autoscale run's decisions so far, or None for other stores."""
     plan = state.get(SIM_KIND, PLAN_KEY)
     run = state.get(SIM_KIND, RUN_KEY)
     if not plan or not run or (plan.get("settings") or {}).get("scenario") != "autoscale":
         return None
-    results = run.get("results") or {}
     return {
         "step": run.get("step"),
-        "steps": autoscale_steps(plan),
-        "pending": sorted(state.items(PENDING_KIND)),
-        **{
-            key: results.get(key)
-            for key in (
-                "placed_on_existing",
-                "node_group",
-                "added",
-                "removed",
-                "kept",
-                "unschedulable",
-                "warnings",
-            )
-        },
+        "steps": autoscale.steps(plan),
+        **autoscale.decisions(state, plan),
     }
 
 

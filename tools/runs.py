@@ -89,8 +89,8 @@ class RunInfo:
         if isinstance(results.get("added"), dict):  # autoscale
             added = ", ".join(f"{g} +{n}" for g, n in results["added"].items())
             shown.append(f"added {added or 'none'}")
-            shown.append(f"removed {len(results.get('removed') or ())}")
-            shown.append(f"unschedulable {len(results.get('unschedulable') or ())}")
+            shown.append(f"removed {results.get('removed', 0)}")
+            shown.append(f"unschedulable {results.get('unschedulable', 0)}")
         if "placed" in results:
             shown.append(f"pods_placed {results['placed']}")
         return ", ".join(shown)

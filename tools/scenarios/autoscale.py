@@ -27,17 +27,23 @@ Not modelled, said in the README: the waiting times (``--scale-down-unneeded-tim
 so), drain rules beyond a warning for pods without a controller, balancing similar groups.
 
 Steps (each ends at depth 0 with the run record): 0 places on existing nodes; 1..G estimate
-group i; G+1 applies the expander's choice; then one per scale-down candidate.
+group i; G+1 applies the expander's choice; then one per scale-down candidate. The run record
+holds only counts (it is rewritten at every step); each decision is written once, at depth 0,
+under ``AutoscaleDecision``: ``pod/<ns>/<name>`` (the existing node it went to, or the
+scheduler's answer; the new node, or why it stays pending), ``estimate/<group>`` (nodes, pods
+placed, each other pod's reason), ``scale-up`` (the group chosen, nodes added), ``node/<name>``
+(removed, or the reason it is kept) and ``warnings``. :func:`decisions` reads them back, for
+the result and for ``drasnap inspect``. Pending pods and node groups are kept as scale-up keeps
+them (``PendingPod``, ``NodeGroup``).
 """
 
 from __future__ import annotations
 
-import copy
 import random
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from snapshot.autoscaler.estimator import (
     Estimate,
@@ -55,6 +61,9 @@ from tools.scenarios.base import Sim
 from tools.scenarios.inputs import Cluster, NodeGroup, group_of, instantiate
 from tools.scenarios.scale_up import GROUP_KIND, PENDING_KIND
 
+DECISION_KIND = "AutoscaleDecision"  # keys: pod/<ns>/<name>, estimate/<group>, node/<name>
+SCALE_UP_KEY = "scale-up"
+WARNINGS_KEY = "warnings"
 MAX_NODES_PER_SCALEUP = 1000  # upstream's --max-nodes-per-scaleup default
 MAX_SIZE_REACHED = "max node group size reached"
 _MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -93,6 +102,7 @@ def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
         "groups": [g.name for g in cluster.groups],
         "candidates": sorted(name_of(node) for node, _s, _p in cluster.nodes),
         "members": {name_of(node): group_of(node) for node, _s, _p in cluster.nodes},
+        "sizes": dict(Counter(g for n, _s, _p in cluster.nodes if (g := group_of(n)))),
         "priorities": sorted(
             [p, list(patterns)] for p, patterns in (cluster.priorities or {}).items()
         ),
@@ -106,7 +116,8 @@ def steps(plan: dict[str, Any]) -> int:
 
 
 def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
-    """Run (or go on with) the steps; returns the final results."""
+    """Run (or go on with) the steps; returns the run record's results (the decisions are in
+    the store: :func:`decisions`)."""
     store = sim.store
     groups = []
     for name in plan["groups"]:
@@ -115,39 +126,80 @@ def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
             NodeGroup(name, record["node"], record["slices"], record["minSize"], record["maxSize"])
         )
     progress = sim.progress()
-    # A copy: the store keeps the values it is given, which must never change afterwards.
-    results: dict[str, Any] = copy.deepcopy(progress["results"]) or {
-        "placed_on_existing": {},
-        "pending_reasons": {},
-        "estimates": {},
+    # Small on purpose: the run record is rewritten at every step; what is per pod, per node
+    # or per group is written once, under DECISION_KIND.
+    results: dict[str, Any] = dict(progress["results"]) or {
+        "placed": 0,
         "node_group": None,
         "added": {},
-        "new_nodes": [],
-        "placed_on_new": {},
-        "unschedulable": {},
-        "removed": [],
-        "kept": {},
-        "warnings": list(plan["warnings"]),
-        "placed": 0,
+        "removed": 0,
+        "kept": 0,
+        "unschedulable": 0,
     }
+    if progress["step"] == 0:
+        store.put(DECISION_KIND, WARNINGS_KEY, list(plan["warnings"]))
     total = steps(plan)
     count = len(groups)
     for step in range(progress["step"], total):
         if step == 0:
-            _place_on_existing(sim, plan, results)
-            detail = f"{len(results['placed_on_existing']):,} pods on existing nodes"
+            placed = _place_on_existing(sim, plan)
+            results = {**results, "placed": results["placed"] + placed}
+            detail = f"{placed:,} pods on existing nodes"
         elif step <= count:
             _estimate_group(sim, plan, groups[step - 1], results)
             detail = f"estimated {groups[step - 1].name}"
         elif step == count + 1:
-            _scale_up(sim, plan, groups, results)
+            results = _scale_up(sim, plan, groups, results)
             detail = f"added {sum(results['added'].values()):,} nodes"
         else:
-            _scale_down(sim, plan, groups, plan["candidates"][step - count - 2], results)
-            detail = f"{len(results['removed']):,} nodes removed"
+            results = _scale_down(sim, plan, groups, plan["candidates"][step - count - 2], results)
+            detail = f"{results['removed']:,} nodes removed"
         sim.advance(step + 1, detail)
-        sim.save(step + 1, copy.deepcopy(results), done=step + 1 == total)
+        sim.save(step + 1, results, done=step + 1 == total)
     return results
+
+
+class _Reader(Protocol):
+    """A store, or a store's state as of a seq (``drasnap inspect --at``)."""
+
+    def get(self, kind: str, key: str, default: Any = None) -> Any: ...
+
+    def items(self, kind: str) -> dict[str, Any]: ...
+
+
+def decisions(store: _Reader, plan: dict[str, Any]) -> dict[str, Any]:
+    """What the run decided so far, as ``--json`` reports it (README)."""
+    pods = [(key, store.get(DECISION_KIND, f"pod/{key}")) for key in plan["pending"]]
+    nodes = [(name, store.get(DECISION_KIND, f"node/{name}")) for name in plan["candidates"]]
+    scale_up = store.get(DECISION_KIND, SCALE_UP_KEY) or {}
+    removed = [name for name, d in nodes if d is not None and d["removed"]]
+    removed_by_group: dict[str, list[str]] = {}
+    for name in removed:
+        removed_by_group.setdefault(plan["members"].get(name) or "", []).append(name)
+    estimates = {}
+    for group in plan["groups"]:
+        found = store.get(DECISION_KIND, f"estimate/{group}")
+        if found is not None:
+            estimates[group] = {"nodes": found["nodes"], "pods": len(found["pods"])}
+    return {
+        "placed_on_existing": {k: d["existing"] for k, d in pods if d and d.get("existing")},
+        "node_group": scale_up.get("node_group"),
+        "added": scale_up.get("added", {}),
+        "new_nodes": scale_up.get("new_nodes", []),
+        "placed_on_new": {k: d["new"] for k, d in pods if d and d.get("new")},
+        "estimates": estimates,
+        "removed": removed,
+        "removed_by_group": removed_by_group,
+        "kept": {n: d["reason"] for n, d in nodes if d is not None and not d["removed"]},
+        "unschedulable": {k: d["unschedulable"] for k, d in pods if d and d.get("unschedulable")},
+        "warnings": list(store.get(DECISION_KIND, WARNINGS_KEY) or ()),
+        "pending": sorted(store.items(PENDING_KIND)),
+    }
+
+
+def _warn(sim: Sim, text: str) -> None:
+    warnings = sim.store.get(DECISION_KIND, WARNINGS_KEY) or []
+    sim.store.put(DECISION_KIND, WARNINGS_KEY, [*warnings, text])
 
 
 # -- step 0: the existing nodes' free room ------------------------------------------------------
@@ -159,23 +211,25 @@ def _pending(sim: Sim, plan: dict[str, Any]) -> list[KubeObject]:
     return [pod for pod in found if pod is not None]
 
 
-def _place_on_existing(sim: Sim, plan: dict[str, Any], results: dict[str, Any]) -> None:
+def _place_on_existing(sim: Sim, plan: dict[str, Any]) -> int:
+    """Place what fits on the existing nodes; returns how many pods were placed."""
     cs = sim.cluster
     existing = cs.node_names()
     pending = _pending(sim, plan)
     if not pending:
-        return
+        return 0
+    found: dict[str, dict[str, Any]] = {}
     sim.fork("place pending pods on existing nodes")
     for pod in pending:
         where = cs.schedule_pod_anywhere(pod, existing)
-        if where is not None:
-            results["placed_on_existing"][key_of(pod)] = where
-        else:
-            results["pending_reasons"][key_of(pod)] = fit_error(cs, pod, existing).message()
+        why = None if where is not None else fit_error(cs, pod, existing).message()
+        found[key_of(pod)] = {"existing": where, "why": why}
     sim.commit()
-    for key in results["placed_on_existing"]:
-        sim.store.delete(PENDING_KIND, key)
-    results["placed"] += len(results["placed_on_existing"])
+    for key, decision in found.items():
+        sim.store.put(DECISION_KIND, f"pod/{key}", decision)
+        if decision["existing"] is not None:
+            sim.store.delete(PENDING_KIND, key)
+    return sum(1 for d in found.values() if d["existing"] is not None)
 
 
 def node_result(message: str) -> NodeResult:
@@ -214,9 +268,10 @@ def fit_error(cs: ClusterSnapshot, pod: KubeObject, nodes: Sequence[str]) -> Fit
 
 
 def _group_size(plan: dict[str, Any], results: dict[str, Any], group: str) -> int:
-    removed = set(results["removed"])
-    existing = sum(1 for n, g in plan["members"].items() if g == group and n not in removed)
-    return existing + int(results["added"].get(group, 0))
+    """The group's nodes now: its members not removed, and the nodes added to it."""
+    added = int(results["added"].get(group, 0))
+    removed = int(results.get("removed_from", {}).get(group, 0))
+    return int(plan["sizes"].get(group, 0)) + added - removed
 
 
 def _limit(plan: dict[str, Any], results: dict[str, Any], group: NodeGroup) -> int:
@@ -248,32 +303,30 @@ def _estimate_group(
     cs = sim.cluster
     pending = _pending(sim, plan)
     record: dict[str, Any] = {"nodes": 0, "pods": [], "reasons": {}}
-    results["estimates"][group.name] = record
-    if not pending:
-        return
     limit = _limit(plan, results, group)
-    if limit <= 0:
+    if pending and limit <= 0:
         record["reasons"] = {key_of(p): MAX_SIZE_REACHED for p in pending}
-        return
-    sim.fork(f"estimate node group {group.name}")
-    found = _run_estimator(cs, group, pending, limit)
-    record["nodes"], record["pods"] = len(found.nodes), list(found.pods)
-    placed = set(found.pods)
-    probe: str | None = None
-    for pod in pending:
-        if key_of(pod) in placed:
-            continue
-        if probe is None:  # a fresh node of the group: why the pod fits no new node
-            node, slices = _new_node(cs, group)(len(found.added))
-            cs.add_node(node, slices=slices)
-            probe = name_of(node)
-        message = cs.placement_failure(pod, probe)
-        if message is not None:
-            reason = node_result(message).message
-        else:
-            reason = MAX_SIZE_REACHED if found.limited else "not placed by the estimator"
-        record["reasons"][key_of(pod)] = reason
-    sim.revert()
+    elif pending:
+        sim.fork(f"estimate node group {group.name}")
+        found = _run_estimator(cs, group, pending, limit)
+        record["nodes"], record["pods"] = len(found.nodes), list(found.pods)
+        placed = set(found.pods)
+        probe: str | None = None
+        for pod in pending:
+            if key_of(pod) in placed:
+                continue
+            if probe is None:  # a fresh node of the group: why the pod fits no new node
+                node, slices = _new_node(cs, group)(len(found.added))
+                cs.add_node(node, slices=slices)
+                probe = name_of(node)
+            message = cs.placement_failure(pod, probe)
+            if message is not None:
+                reason = node_result(message).message
+            else:
+                reason = MAX_SIZE_REACHED if found.limited else "not placed by the estimator"
+            record["reasons"][key_of(pod)] = reason
+        sim.revert()
+    sim.store.put(DECISION_KIND, f"estimate/{group.name}", record)
 
 
 # -- step G+1: the expander's choice --------------------------------------------------------------
@@ -281,20 +334,22 @@ def _estimate_group(
 
 def _scale_up(
     sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], results: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     cs = sim.cluster
+    store = sim.store
     settings = plan["settings"]
-    estimates = results["estimates"]
+    estimates = {g.name: store.get(DECISION_KIND, f"estimate/{g.name}") or {} for g in groups}
     options = []
     for group in groups:
-        found = estimates.get(group.name) or {}
+        found = estimates[group.name]
         if found.get("nodes", 0) > 0 and found.get("pods"):
-            pods = [sim.store.get(PENDING_KIND, key) for key in found["pods"]]
+            pods = [store.get(PENDING_KIND, key) for key in found["pods"]]
             options.append(Option(group.name, found["nodes"], pods, group.node))
     priorities = {int(p): list(patterns) for p, patterns in plan["priorities"]}
-    best = choose(
-        options, settings["expander"].split(","), random.Random(settings["seed"]), priorities
-    )
+    rng = random.Random(settings["seed"])
+    best = choose(options, settings["expander"].split(","), rng, priorities)
+    chosen: dict[str, Any] = {"node_group": None, "added": {}, "new_nodes": []}
+    placed = 0
     if best is not None:
         group = next(g for g in groups if g.name == best.group)
         pending = _pending(sim, plan)
@@ -305,34 +360,48 @@ def _scale_up(
                 cs.remove_node(name)  # upstream counts only new nodes that got a pod
         sim.commit()
         for key in found.pods:
-            sim.store.delete(PENDING_KIND, key)
+            store.delete(PENDING_KIND, key)
             namespace, pod_name = key.split("/", 1)
-            bound = cs.pod(namespace, pod_name)
-            results["placed_on_new"][key] = (bound or {}).get("spec", {}).get("nodeName")
-        results["node_group"] = group.name
-        results["added"] = {group.name: len(found.nodes)}
-        results["new_nodes"] = list(found.nodes)
-        results["placed"] += len(found.pods)
+            bound = cs.pod(namespace, pod_name) or {}
+            decision = store.get(DECISION_KIND, f"pod/{key}") or {}
+            where = (bound.get("spec") or {}).get("nodeName")
+            store.put(DECISION_KIND, f"pod/{key}", {**decision, "new": where})
+        chosen = {
+            "node_group": group.name,
+            "added": {group.name: len(found.nodes)},
+            "new_nodes": list(found.nodes),
+        }
+        placed = len(found.pods)
+    store.put(DECISION_KIND, SCALE_UP_KEY, chosen)
+    unschedulable = 0
     for pod in _pending(sim, plan):
         key = key_of(pod)
-        why = results["pending_reasons"].get(key, "")
-        fits = [g.name for g in groups if key in (estimates.get(g.name) or {}).get("pods", ())]
+        decision = store.get(DECISION_KIND, f"pod/{key}") or {}
+        fits = [g.name for g in groups if key in estimates[g.name].get("pods", ())]
         if fits:
             tail = (
                 f"pod didn't trigger scale-up: it fits node group(s) {', '.join(fits)}, but "
-                f"the expander chose {results['node_group']}"
+                f"the expander chose {chosen['node_group']}"
             )
         elif not groups:
             tail = "pod didn't trigger scale-up: no node groups"
         else:
             counts = Counter(
-                (estimates.get(g.name) or {}).get("reasons", {}).get(key, "no pending pods")
-                for g in groups
+                estimates[g.name].get("reasons", {}).get(key, "no pending pods") for g in groups
             )
             tail = "pod didn't trigger scale-up: " + ", ".join(
                 sorted(f"{n} {reason}" for reason, n in counts.items())
             )
-        results["unschedulable"][key] = f"{why} {tail}".strip()
+        reason = f"{decision.get('why') or ''} {tail}".strip()
+        store.put(DECISION_KIND, f"pod/{key}", {**decision, "unschedulable": reason})
+        unschedulable += 1
+    return {
+        **results,
+        "placed": results["placed"] + placed,
+        "node_group": chosen["node_group"],
+        "added": chosen["added"],
+        "unschedulable": unschedulable,
+    }
 
 
 # -- the rest: scale-down, one candidate per step ---------------------------------------------
@@ -354,30 +423,70 @@ def _has_controller(pod: KubeObject) -> bool:
 
 def _scale_down(
     sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], node: str, results: dict[str, Any]
-) -> None:
-    cs = sim.cluster
-    kept = results["kept"]
+) -> dict[str, Any]:
+    """Decide candidate ``node``; returns the new results."""
+    reason = _keep_reason(sim, plan, groups, node, results)
+    moved = 0
+    if reason is None:
+        moved_or_reason = _try_remove(sim, node)
+        if isinstance(moved_or_reason, str):
+            reason = moved_or_reason
+        else:
+            moved = len(moved_or_reason)
+            for pod in moved_or_reason:
+                if not _has_controller(pod):
+                    _warn(
+                        sim,
+                        f"node {node} removed though its pod {key_of(pod)} has no controller: "
+                        "the cluster-autoscaler's drain rules would keep the node (not checked)",
+                    )
+            if results["added"] and results["removed"] == 0:
+                _warn(
+                    sim,
+                    "the cluster-autoscaler removes no node in a loop that scales up "
+                    "(--scale-down-delay-after-add, 10m): removed lists the nodes found "
+                    "unneeded now",
+                )
+    sim.store.put(DECISION_KIND, f"node/{node}", {"removed": reason is None, "reason": reason})
+    if reason is not None:
+        return {**results, "kept": results["kept"] + 1}
+    group = plan["members"][node]
+    removed_from = dict(results.get("removed_from", {}))
+    removed_from[group] = removed_from.get(group, 0) + 1
+    return {
+        **results,
+        "placed": results["placed"] + moved,
+        "removed": results["removed"] + 1,
+        "removed_from": removed_from,
+    }
+
+
+def _keep_reason(
+    sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], node: str, results: dict[str, Any]
+) -> str | None:
+    """Why ``node`` is no candidate for removal, or None when it is one."""
     threshold = float(plan["settings"]["scale_down_utilization_threshold"])
     name = plan["members"].get(node)
     group = next((g for g in groups if g.name == name), None)
     if group is None:
-        kept[node] = "not in an autoscaled node group"
-        return
-    size = _group_size(plan, results, group.name)
-    if size <= group.min_size:
-        kept[node] = f"node group {group.name} is at its minimum size ({group.min_size})"
-        return
+        return "not in an autoscaled node group"
+    if _group_size(plan, results, group.name) <= group.min_size:
+        return f"node group {group.name} is at its minimum size ({group.min_size})"
     try:
-        utilization = node_utilization(cs, node)
+        utilization = node_utilization(sim.cluster, node)
     except UtilizationError as exc:
-        kept[node] = f"utilization not known: {exc}"
-        return
+        return f"utilization not known: {exc}"
     if utilization.value >= threshold:
-        kept[node] = (
+        return (
             f"not underutilized: {utilization.resource} utilization {utilization.value:.3g} is "
             f"not under the threshold {threshold:g}"
         )
-        return
+    return None
+
+
+def _try_remove(sim: Sim, node: str) -> list[KubeObject] | str:
+    """Remove ``node`` if its pods all fit elsewhere: the pods moved, or why it stays."""
+    cs = sim.cluster
     sim.fork(f"remove node {node}")
     moving = [p for p in cs.pods_on_node(node) if not _is_daemon(p) and not _is_mirror(p)]
     unbound = [cs.unschedule_pod(namespace_or_default(p), name_of(p)) for p in moving]
@@ -387,19 +496,6 @@ def _scale_down(
         if cs.schedule_pod_anywhere(pod, others) is None:
             why = fit_error(cs, pod, others).message()
             sim.revert()
-            kept[node] = f"pod {key_of(pod)} cannot move to another node: {why}"
-            return
+            return f"pod {key_of(pod)} cannot move to another node: {why}"
     sim.commit()
-    results["removed"].append(node)
-    results["placed"] += len(unbound)
-    for pod in unbound:
-        if not _has_controller(pod):
-            results["warnings"].append(
-                f"node {node} removed though its pod {key_of(pod)} has no controller: the "
-                "cluster-autoscaler's drain rules would keep the node (not checked)"
-            )
-    if results["added"] and len(results["removed"]) == 1:
-        results["warnings"].append(
-            "the cluster-autoscaler removes no node in a loop that scales up "
-            "(--scale-down-delay-after-add, 10m): removed lists the nodes found unneeded now"
-        )
+    return unbound

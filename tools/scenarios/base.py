@@ -1,4 +1,4 @@
-"""What both scenarios share: settings, the run record kept in the store, counters, errors.
+"""What the scenarios share: settings, the run record kept in the store, counters, errors.
 
 The store holds, besides the cluster itself:
 
@@ -7,8 +7,9 @@ The store holds, besides the cluster itself:
 - ``Simulation/run``: the progress, rewritten at every step boundary: the next step, the
   results so far and the fork/commit/revert counters, whether the run is ``done``, and the
   ``error`` of a run that failed (absent otherwise);
-- ``PendingPod/<ns>/<name>`` and ``NodeGroup/<name>`` (scale-up): the pods to place and each
-  node group's template node and slices.
+- ``PendingPod/<ns>/<name>`` and ``NodeGroup/<name>`` (scale-up, autoscale): the pods to
+  place and each node group's template node and slices;
+- ``AutoscaleDecision/...`` (autoscale): each decision, written once (``tools.scenarios.autoscale``).
 
 Steps end at depth 0, where the run record is written and a checkpoint may be taken, so a
 checkpoint always holds a state the run can continue from. A signal asking the run to stop is

@@ -149,7 +149,7 @@ def _outcome(
             "estimates": results["estimates"],
         }
     elif settings.scenario == "autoscale":
-        result = autoscale_result(sim, results)
+        result = autoscale_result(sim)
     else:
         result = {"nodes_removed": results["nodes_removed"]}
     return Outcome(
@@ -163,28 +163,13 @@ def _outcome(
     )
 
 
-def autoscale_result(sim: Sim, results: dict[str, Any]) -> dict[str, Any]:
+def autoscale_result(sim: Sim) -> dict[str, Any]:
     """What an autoscale run reports (``--json``): per node group what is added and removed."""
-    members = (sim.plan() or {}).get("members", {})
-    removed_by_group: dict[str, list[str]] = {}
-    for node in results["removed"]:
-        removed_by_group.setdefault(members.get(node) or "", []).append(node)
-    return {
-        "placed_on_existing": results["placed_on_existing"],
-        "node_group": results["node_group"],
-        "added": results["added"],
-        "new_nodes": results["new_nodes"],
-        "placed_on_new": results["placed_on_new"],
-        "estimates": {
-            group: {"nodes": found["nodes"], "pods": len(found["pods"])}
-            for group, found in results["estimates"].items()
-        },
-        "removed": results["removed"],
-        "removed_by_group": removed_by_group,
-        "kept": results["kept"],
-        "unschedulable": results["unschedulable"],
-        "warnings": results["warnings"],
-    }
+    plan = sim.plan()
+    assert plan is not None
+    found = autoscale.decisions(sim.store, plan)
+    del found["pending"]
+    return found
 
 
 def _load(cs: ClusterSnapshot, start: Cluster) -> None:
