@@ -9,7 +9,8 @@ The store holds, besides the cluster itself:
   ``error`` of a run that failed (absent otherwise);
 - ``PendingPod/<ns>/<name>`` and ``NodeGroup/<name>`` (scale-up, autoscale): the pods to
   place and each node group's template node and slices;
-- ``AutoscaleDecision/...`` (autoscale): each decision, written once (``tools.scenarios.autoscale``).
+- ``AutoscaleDecision/...`` (autoscale): each decision, written once
+  (``tools.scenarios.autoscale``).
 
 Steps end at depth 0, where the run record is written and a checkpoint may be taken, so a
 checkpoint always holds a state the run can continue from. A signal asking the run to stop is
