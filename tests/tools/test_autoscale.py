@@ -46,16 +46,29 @@ def node(name: str, group: str | None, cpu: int, **spec: Any) -> dict[str, Any]:
     }
 
 
+REPLICA_SET = {
+    "apiVersion": "apps/v1",
+    "kind": "ReplicaSet",
+    "name": "web",
+    "uid": "00000000-0000-4000-8000-000000000001",
+    "controller": True,
+}
+
+
 def pod(name: str, cpu: str, node_name: str | None = None, **spec: Any) -> dict[str, Any]:
+    """A pod asking for ``cpu``; bound to ``node_name`` (then owned by a ReplicaSet, so that
+    the drain rules let it move), else pending without a controller."""
     body: dict[str, Any] = {
         "containers": [
             {"name": "main", "image": "x", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}
         ],
         **spec,
     }
+    metadata: dict[str, Any] = {"name": name}
     if node_name is not None:
         body["nodeName"] = node_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": body}
+        metadata["ownerReferences"] = [REPLICA_SET]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": body}
 
 
 def write(directory: Path, *objs: dict[str, Any]) -> Path:
@@ -266,6 +279,7 @@ def _gpu_cluster(directory: Path, held: dict[str, int]) -> Path:
             claim_name = f"{name}-pod-{i}-gpu"
             p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": claim_name}]
             p["spec"]["nodeName"] = name
+            p["metadata"]["ownerReferences"] = [REPLICA_SET]
             claim = {
                 "apiVersion": "resource.k8s.io/v1",
                 "kind": "ResourceClaim",
@@ -302,8 +316,6 @@ def test_dra_utilization_under_and_over_the_threshold(tmp_path: Path) -> None:
     }
     assert cs.node_names() == ["g-1"]
     assert len(cs.pods_on_node("g-1")) == 3
-    # The moved pod has no controller: upstream's drain rules would have kept g-0.
-    assert any("g-0-pod-0 has no controller" in w for w in result["warnings"])
 
 
 def test_a_higher_threshold_removes_more(tmp_path: Path) -> None:
@@ -509,3 +521,57 @@ def test_random_expander_follows_the_seed(tmp_path: Path) -> None:
     assert set(chosen.values()) == {"small", "large"}  # both options drawn over eight seeds
     again = run(settings(directory, expander="random", seed=3))[0].result["node_group"]
     assert again == chosen[3]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "spec", "reason"),
+    [
+        ({"ownerReferences": []}, {}, "default/lone is not replicated"),
+        (
+            {"namespace": "kube-system"},
+            {},
+            "non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: lone",
+        ),
+        (
+            {"annotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}},
+            {},
+            "pod annotated as not safe to evict present: lone",
+        ),
+        (
+            {},
+            {"volumes": [{"name": "scratch", "emptyDir": {}}]},
+            "pod with local storage present: lone",
+        ),
+        (
+            {
+                "ownerReferences": [],
+                "annotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"},
+            },
+            {},
+            None,
+        ),
+        (
+            {"annotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes": "s"}},
+            {"volumes": [{"name": "s", "hostPath": {"path": "/tmp"}}]},
+            None,
+        ),
+    ],
+    ids=["no-controller", "kube-system", "not-safe", "local-storage", "safe", "safe-volume"],
+)
+def test_drain_rules_keep_a_node(
+    tmp_path: Path, metadata: dict[str, Any], spec: dict[str, Any], reason: str | None
+) -> None:
+    # simulator/drainability/rules (default rules and flags): a-0 runs one 1-cpu pod (0.25 of
+    # its cpu, under 0.5) that would fit on a-1; whether it may be evicted decides.
+    lone = pod("lone", "1", "a-0", **spec)
+    lone["metadata"] = {**lone["metadata"], **metadata}
+    directory = write(
+        tmp_path / "dump", node("a-0", "a", 4), node("a-1", "a", 4), lone, pod("busy", "3", "a-1")
+    )
+    outcome, _ = run(settings(directory))
+    result = outcome.result
+    if reason is None:
+        assert result["removed"] == ["a-0"]
+    else:
+        namespace = metadata.get("namespace", "default")
+        assert result["kept"]["a-0"] == f"pod {namespace}/lone blocks its removal: {reason}"

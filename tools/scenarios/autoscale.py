@@ -16,15 +16,16 @@ cluster of ``--from``.
    NotTriggerScaleUp event says it.
 4. Scale-down, for each node that existed, by name: a node outside any node group, in a group at
    its ``minSize``, or whose utilization (:mod:`snapshot.autoscaler.utilization`) is not under
-   ``--scale-down-utilization-threshold`` is kept with that reason; otherwise its pods
-   (DaemonSet and mirror pods aside: they go with the node) are taken off, the node removed,
-   and each pod placed on the remaining nodes in a fork: Commit if all fit, else Revert and
-   keep the node, naming the pod that could not move (``simulator/cluster.go``'s
-   RemovalSimulator).
+   ``--scale-down-utilization-threshold`` is kept with that reason; so is a node with a pod
+   that upstream's drain rules do not evict (:mod:`snapshot.autoscaler.drain`: no controller,
+   kube-system, ``safe-to-evict: "false"``, local storage). Otherwise its pods (DaemonSet and
+   mirror pods aside: they go with the node) are taken off, the node removed, and each pod
+   placed on the remaining nodes in a fork: Commit if all fit, else Revert and keep the node,
+   naming the pod that could not move (``simulator/cluster.go``'s RemovalSimulator).
 
 Not modelled, said in the README: the waiting times (``--scale-down-unneeded-time``,
 ``--scale-down-delay-after-add``: a real loop that scales up removes nothing; a warning says
-so), drain rules beyond a warning for pods without a controller, balancing similar groups.
+so), PodDisruptionBudgets, balancing similar groups.
 
 Steps (each ends at depth 0 with the run record): 0 places on existing nodes; 1..G estimate
 group i; G+1 applies the expander's choice; then one per scale-down candidate. The run record
@@ -45,6 +46,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from snapshot.autoscaler.drain import drain, is_daemonset_pod
 from snapshot.autoscaler.estimator import (
     Estimate,
     equivalence_groups,
@@ -66,7 +68,6 @@ SCALE_UP_KEY = "scale-up"
 WARNINGS_KEY = "warnings"
 MAX_NODES_PER_SCALEUP = 1000  # upstream's --max-nodes-per-scaleup default
 MAX_SIZE_REACHED = "max node group size reached"
-_MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 
 def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
@@ -90,7 +91,7 @@ def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
                 "maxSize": group.max_size,
             },
         )
-        daemons = [key_of(p) for p in pods_of.get(name_of(group.node), []) if _is_daemon(p)]
+        daemons = [key_of(p) for p in pods_of.get(name_of(group.node), []) if is_daemonset_pod(p)]
         if daemons:
             warnings.append(
                 f"node group {group.name}: the DaemonSet pods of template node "
@@ -407,20 +408,6 @@ def _scale_up(
 # -- the rest: scale-down, one candidate per step ---------------------------------------------
 
 
-def _is_daemon(pod: KubeObject) -> bool:
-    owners = (pod.get("metadata") or {}).get("ownerReferences") or ()
-    return any(o.get("kind") == "DaemonSet" and o.get("controller") is True for o in owners)
-
-
-def _is_mirror(pod: KubeObject) -> bool:
-    return _MIRROR_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
-
-
-def _has_controller(pod: KubeObject) -> bool:
-    owners = (pod.get("metadata") or {}).get("ownerReferences") or ()
-    return any(o.get("controller") is True for o in owners)
-
-
 def _scale_down(
     sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], node: str, results: dict[str, Any]
 ) -> dict[str, Any]:
@@ -432,14 +419,7 @@ def _scale_down(
         if isinstance(moved_or_reason, str):
             reason = moved_or_reason
         else:
-            moved = len(moved_or_reason)
-            for pod in moved_or_reason:
-                if not _has_controller(pod):
-                    _warn(
-                        sim,
-                        f"node {node} removed though its pod {key_of(pod)} has no controller: "
-                        "the cluster-autoscaler's drain rules would keep the node (not checked)",
-                    )
+            moved = moved_or_reason
             if results["added"] and results["removed"] == 0:
                 _warn(
                     sim,
@@ -484,12 +464,16 @@ def _keep_reason(
     return None
 
 
-def _try_remove(sim: Sim, node: str) -> list[KubeObject] | str:
-    """Remove ``node`` if its pods all fit elsewhere: the pods moved, or why it stays."""
+def _try_remove(sim: Sim, node: str) -> int | str:
+    """Remove ``node`` if no pod blocks it and its pods all fit elsewhere: how many pods
+    moved, or why it stays."""
     cs = sim.cluster
+    pods = drain(cs.pods_on_node(node))
+    if pods.blocked is not None:
+        key, message = pods.blocked
+        return f"pod {key} blocks its removal: {message}"
     sim.fork(f"remove node {node}")
-    moving = [p for p in cs.pods_on_node(node) if not _is_daemon(p) and not _is_mirror(p)]
-    unbound = [cs.unschedule_pod(namespace_or_default(p), name_of(p)) for p in moving]
+    unbound = [cs.unschedule_pod(namespace_or_default(p), name_of(p)) for p in pods.move]
     cs.remove_node(node)
     others = cs.node_names()
     for pod in unbound:
@@ -498,4 +482,4 @@ def _try_remove(sim: Sim, node: str) -> list[KubeObject] | str:
             sim.revert()
             return f"pod {key_of(pod)} cannot move to another node: {why}"
     sim.commit()
-    return unbound
+    return len(unbound)
