@@ -193,6 +193,22 @@ def test_priority_expander_prefers_the_higher_priority(tmp_path: Path) -> None:
     s = settings(directory, expander="priority", expander_priorities=str(config))
     outcome, _ = run(s)
     assert outcome.result["added"] == {"large": 1}
+    assert outcome.result["warnings"] == []
+
+
+def test_scale_down_disabled_annotation_keeps_a_node(tmp_path: Path) -> None:
+    # core/scaledown/eligibility: a node annotated scale-down-disabled is never a candidate,
+    # though empty here (utilization 0).
+    empty = node("a-1", "a", 4)
+    empty["metadata"]["annotations"] = {
+        "cluster-autoscaler.kubernetes.io/scale-down-disabled": "true"
+    }
+    directory = write(tmp_path / "dump", node("a-0", "a", 4), empty, pod("busy", "3", "a-0"))
+    outcome, _ = run(settings(directory))
+    assert outcome.result["kept"]["a-1"] == (
+        "scale-down disabled by annotation cluster-autoscaler.kubernetes.io/scale-down-disabled"
+    )
+    assert outcome.result["removed"] == []
 
 
 @pytest.mark.xfail(strict=True, reason="needs filters in ClusterSnapshot (branch sched)")

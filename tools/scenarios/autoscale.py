@@ -46,6 +46,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+import orjson
+
 from snapshot.autoscaler.drain import drain, is_daemonset_pod
 from snapshot.autoscaler.estimator import (
     Estimate,
@@ -66,6 +68,7 @@ from tools.scenarios.scale_up import GROUP_KIND, PENDING_KIND
 DECISION_KIND = "AutoscaleDecision"  # keys: pod/<ns>/<name>, estimate/<group>, node/<name>
 SCALE_UP_KEY = "scale-up"
 WARNINGS_KEY = "warnings"
+SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 MAX_NODES_PER_SCALEUP = 1000  # upstream's --max-nodes-per-scaleup default
 MAX_SIZE_REACHED = "max node group size reached"
 
@@ -220,10 +223,20 @@ def _place_on_existing(sim: Sim, plan: dict[str, Any]) -> int:
     if not pending:
         return 0
     found: dict[str, dict[str, Any]] = {}
+    # Asking every node why is the costly part; pods alike get the same answer as long as
+    # nothing was placed in between (a Deployment's pods once the free room is gone).
+    answers: dict[bytes, str] = {}
     sim.fork("place pending pods on existing nodes")
     for pod in pending:
         where = cs.schedule_pod_anywhere(pod, existing)
-        why = None if where is not None else fit_error(cs, pod, existing).message()
+        why = None
+        if where is not None:
+            answers.clear()
+        else:
+            alike = _signature(pod)
+            why = answers.get(alike)
+            if why is None:
+                why = answers[alike] = fit_error(cs, pod, existing).message()
         found[key_of(pod)] = {"existing": where, "why": why}
     sim.commit()
     for key, decision in found.items():
@@ -231,6 +244,16 @@ def _place_on_existing(sim: Sim, plan: dict[str, Any]) -> int:
         if decision["existing"] is not None:
             sim.store.delete(PENDING_KIND, key)
     return sum(1 for d in found.values() if d["existing"] is not None)
+
+
+def _signature(pod: KubeObject) -> bytes:
+    """What decides where a pod fits: its namespace, labels and spec (not its name)."""
+    meta = pod.get("metadata") or {}
+    spec = dict(pod.get("spec") or {})
+    spec.pop("nodeName", None)
+    return orjson.dumps(
+        [meta.get("namespace"), meta.get("labels"), spec], option=orjson.OPT_SORT_KEYS
+    )
 
 
 def node_result(message: str) -> NodeResult:
@@ -347,6 +370,14 @@ def _scale_up(
             pods = [store.get(PENDING_KIND, key) for key in found["pods"]]
             options.append(Option(group.name, found["nodes"], pods, group.node))
     priorities = {int(p): list(patterns) for p, patterns in plan["priorities"]}
+    if "priority" in settings["expander"].split(","):
+        for option in options:
+            if not any(re.search(x, option.group) for xs in priorities.values() for x in xs):
+                _warn(
+                    sim,
+                    f"priority expander: node group {option.group} not found in the priority "
+                    "expander's configuration; the group won't be used",
+                )
     rng = random.Random(settings["seed"])
     best = choose(options, settings["expander"].split(","), rng, priorities)
     chosen: dict[str, Any] = {"node_group": None, "added": {}, "new_nodes": []}
@@ -450,6 +481,9 @@ def _keep_reason(
     group = next((g for g in groups if g.name == name), None)
     if group is None:
         return "not in an autoscaled node group"
+    annotations = ((sim.cluster.node(node) or {}).get("metadata") or {}).get("annotations") or {}
+    if annotations.get(SCALE_DOWN_DISABLED) == "true":
+        return f"scale-down disabled by annotation {SCALE_DOWN_DISABLED}"
     if _group_size(plan, results, group.name) <= group.min_size:
         return f"node group {group.name} is at its minimum size ({group.min_size})"
     try:
