@@ -591,3 +591,34 @@ def test_drain_rules_keep_a_node(
     else:
         namespace = metadata.get("namespace", "default")
         assert result["kept"]["a-0"] == f"pod {namespace}/lone blocks its removal: {reason}"
+
+
+def test_cli_resume_with_files_sees_the_same_settings(tmp_path: Path) -> None:
+    # A run interrupted after its first step, continued by the command line with the same
+    # files: the settings (paths, file digests) match, and it ends as an uninterrupted run.
+    directory, groups = _limited_small(tmp_path)
+    config = tmp_path / "priorities.yaml"
+    config.write_text(yaml.safe_dump({5: ["small"]}))
+    s = settings(
+        directory,
+        node_groups_file=str(groups.resolve()),
+        expander="priority,least-waste",
+        expander_priorities=str(config.resolve()),
+    )
+    reference, _ = run(s)
+    db = tmp_path / "sim.db"
+    interrupted_run(db, s, at_step=1)
+    args = ["simulate", "autoscale", str(db), "--name", "default", "--from", str(directory)]
+    args += ["--node-groups", str(groups), "--expander", "priority,least-waste"]
+    args += ["--expander-priorities", str(config), "--resume", "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["state_digest"] == reference.state_digest
+    assert data["added"] == {"small": 1}
+    changed = tmp_path / "other.yaml"
+    changed.write_text(yaml.safe_dump({5: ["large"]}))
+    args[args.index(str(config))] = str(changed)
+    refused = CliRunner().invoke(cli, args)
+    assert refused.exit_code == 1
+    assert "other settings" in refused.stderr
