@@ -1,4 +1,5 @@
-"""``drasnap simulate``: run a scale-up or scale-down scenario into a store, crash-safe.
+"""``drasnap simulate``: run a scale-up, scale-down or autoscale scenario into a store,
+crash-safe.
 
 Each run is a named store of the database (:mod:`tools.runs`). Everything that can be checked
 is checked before the database is opened (settings and their limits, manifests, how they fit

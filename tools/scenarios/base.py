@@ -105,7 +105,8 @@ class Settings:
         """Raise ScenarioError for settings no run can have (call on resolved settings)."""
         if self.scenario not in SCENARIOS:
             raise ScenarioError(
-                f"unknown scenario {self.scenario!r}: choose {' or '.join(SCENARIOS)}"
+                f"unknown scenario {self.scenario!r}: choose {', '.join(SCENARIOS[:-1])} or "
+                f"{SCENARIOS[-1]}"
             )
         if self.scenario == "autoscale":
             self._check_autoscale()
