@@ -58,6 +58,7 @@ from snapshot.autoscaler.estimator import (
 from snapshot.autoscaler.expanders import Option, choose
 from snapshot.autoscaler.utilization import UtilizationError, node_utilization
 from snapshot.cluster import ClusterSnapshot
+from snapshot.errors import SchedulingError
 from snapshot.kinds import key_of, namespace_or_default
 from snapshot.objects import KubeObject, name_of
 from snapshot.scheduling.fit_error import FitError, NodeResult
@@ -236,7 +237,7 @@ def _place_on_existing(sim: Sim, plan: dict[str, Any]) -> int:
             alike = _signature(pod)
             why = answers.get(alike)
             if why is None:
-                why = answers[alike] = fit_error(cs, pod, existing).message()
+                why = answers[alike] = _why(cs, pod, existing)
         found[key_of(pod)] = {"existing": where, "why": why}
     sim.commit()
     for key, decision in found.items():
@@ -278,14 +279,33 @@ def node_result(message: str) -> NodeResult:
     return NodeResult("", (message,))
 
 
-def fit_error(cs: ClusterSnapshot, pod: KubeObject, nodes: Sequence[str]) -> FitError:
-    """Why ``pod`` fits none of ``nodes`` (each must refuse it)."""
+def fit_error(cs: ClusterSnapshot, pod: KubeObject, nodes: Sequence[str]) -> FitError | None:
+    """Why ``pod`` fits none of ``nodes``, in the scheduler's words; None when it fits one.
+
+    The snapshot's own ``fit_error`` (kube-scheduler's filters, branch ``sched``) answers when
+    the snapshot has one; until then each node's refusal comes from ``placement_failure``.
+    """
+    native = getattr(cs, "fit_error", None)
+    if native is not None:
+        try:
+            found: FitError = native(pod, nodes)
+        except SchedulingError:
+            return None
+        return found
     refused = {}
     for name in nodes:
         message = cs.placement_failure(pod, name)
-        if message is not None:
-            refused[name] = node_result(message)
+        if message is None:
+            return None
+        refused[name] = node_result(message)
     return FitError(len(nodes), nodes=refused)
+
+
+def _why(cs: ClusterSnapshot, pod: KubeObject, nodes: Sequence[str]) -> str:
+    """The scheduler's message for a pod the caller found fits none of ``nodes``."""
+    found = fit_error(cs, pod, nodes)
+    assert found is not None, "the pod was just refused by every node"
+    return found.message()
 
 
 # -- steps 1..G: one estimate per group -----------------------------------------------------------
@@ -343,9 +363,10 @@ def _estimate_group(
                 node, slices = _new_node(cs, group)(len(found.added))
                 cs.add_node(node, slices=slices)
                 probe = name_of(node)
-            message = cs.placement_failure(pod, probe)
-            if message is not None:
-                reason = node_result(message).message
+            refused = fit_error(cs, pod, [probe])
+            refusal = refused.node_result(probe) if refused is not None else None
+            if refusal is not None:
+                reason = refusal.message
             else:
                 reason = MAX_SIZE_REACHED if found.limited else "not placed by the estimator"
             record["reasons"][key_of(pod)] = reason
@@ -512,7 +533,7 @@ def _try_remove(sim: Sim, node: str) -> int | str:
     others = cs.node_names()
     for pod in unbound:
         if cs.schedule_pod_anywhere(pod, others) is None:
-            why = fit_error(cs, pod, others).message()
+            why = _why(cs, pod, others)
             sim.revert()
             return f"pod {key_of(pod)} cannot move to another node: {why}"
     sim.commit()
