@@ -425,8 +425,7 @@ def _autoscale_summary(data: dict[str, Any]) -> None:
         click.echo(f"kept {node}: {reason}")
     for pod, reason in data["unschedulable"].items():
         click.echo(f"unschedulable {pod}: {reason}")
-    for warning in data["warnings"]:
-        click.echo(f"warning: {warning}", err=True)
+    # The warnings are in the table below (and, with branch sched, a line each on stderr).
 
 
 def _hints(db: str, name: str) -> None:

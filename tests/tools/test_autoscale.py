@@ -196,6 +196,17 @@ def test_priority_expander_prefers_the_higher_priority(tmp_path: Path) -> None:
     assert outcome.result["warnings"] == []
 
 
+def test_constraints_the_filters_do_not_check_are_warned_about(tmp_path: Path) -> None:
+    # snapshot.scheduling.pod_warnings, for pending and bound pods alike.
+    gated = pod("gated", "1", schedulingGates=[{"name": "wait"}])
+    directory = write(tmp_path / "dump", node("a-0", "a", 4), gated)
+    outcome, _ = run(settings(directory))
+    assert [w for w in outcome.result["warnings"] if "schedulingGates" in w] == [
+        "pod default/gated: spec.schedulingGates: kube-scheduler does not try a pod with "
+        "scheduling gates (SchedulingGates); it is simulated as if they were removed"
+    ]
+
+
 def test_scale_down_disabled_annotation_keeps_a_node(tmp_path: Path) -> None:
     # core/scaledown/eligibility: a node annotated scale-down-disabled is never a candidate,
     # though empty here (utilization 0).

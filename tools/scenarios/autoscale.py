@@ -61,6 +61,7 @@ from snapshot.cluster import ClusterSnapshot
 from snapshot.errors import SchedulingError
 from snapshot.kinds import key_of, namespace_or_default
 from snapshot.objects import KubeObject, name_of
+from snapshot.scheduling import pod_warnings
 from snapshot.scheduling.fit_error import FitError, NodeResult
 from tools.scenarios.base import Sim
 from tools.scenarios.inputs import Cluster, NodeGroup, group_of, instantiate
@@ -82,7 +83,10 @@ def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
     )
     for pod in pending:
         sim.store.put(PENDING_KIND, key_of(pod), pod)
-    warnings = []
+    # What the scheduler's filters do not check, for every pod of the run, pending or bound.
+    warnings = [w for p in pending for w in pod_warnings(p)]
+    for _node, _slices, bound in cluster.nodes:
+        warnings += [w for p in bound for w in pod_warnings(p)]
     pods_of = {name_of(node): pods for node, _slices, pods in cluster.nodes}
     for group in cluster.groups:
         sim.store.put(
