@@ -21,6 +21,9 @@ device selectors), ``node_selectors`` (core/v1 NodeSelectors against a node), ``
 its parts in ``allocation`` (pools, requests, search, constraints, capacity, the allocated
 state, results, and which fields are implemented, ignored or refused).
 
+Autoscaling: ``autoscaler`` holds one cluster-autoscaler loop's algorithms on a cluster
+snapshot: the binpacking estimator, the expanders, the drain rules and node utilization.
+
 Snapshots: ``dra`` is the DRA snapshot (claims, slices and classes on a store), served to the
 scheduler through ``dra_listers`` and kept fast by the store followers of ``dra_index``
 (allocated devices, slice and class lists); ``cluster`` is the cluster snapshot (nodes and pods

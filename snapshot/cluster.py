@@ -470,6 +470,18 @@ class ClusterSnapshot:
         global_slices: list[KubeObject] | None = self._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
         return [*local, *global_slices] if global_slices else list(local)
 
+    # -- read-only additions (the autoscale scenario) ------------------------------------------
+
+    def placement_failure(self, pod: KubeObject, node_name: str) -> str | None:
+        """Why ``pod`` cannot be scheduled on ``node_name`` now (``schedule_pod``'s message),
+        or None when it can. Nothing is written.
+
+        Raises:
+            NotFoundError: the pod references a claim that is not tracked.
+        """
+        placement = self._plan(self._prepare(pod), node_name)
+        return placement if isinstance(placement, str) else None
+
 
 _DEFAULTS = resolve_feature_gates()
 

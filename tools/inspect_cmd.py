@@ -13,6 +13,8 @@ from store import State, open_state
 from tools.errors import CommandError
 from tools.options import database, json_option, name_option, store_to_read
 from tools.output import echo_json, iso, render_table
+from tools.scenarios import autoscale
+from tools.scenarios.base import PLAN_KEY, RUN_KEY, SIM_KIND
 
 
 def _claim_json(c: ClaimSummary) -> dict[str, Any]:
@@ -25,6 +27,19 @@ def _claim_json(c: ClaimSummary) -> dict[str, Any]:
             for d in c.devices
         ],
         "reserved_for": list(c.reserved_for),
+    }
+
+
+def _autoscale(state: State) -> dict[str, Any] | None:
+    """An autoscale run's decisions so far, or None for other stores."""
+    plan = state.get(SIM_KIND, PLAN_KEY)
+    run = state.get(SIM_KIND, RUN_KEY)
+    if not plan or not run or (plan.get("settings") or {}).get("scenario") != "autoscale":
+        return None
+    return {
+        "step": run.get("step"),
+        "steps": autoscale.steps(plan),
+        **autoscale.decisions(state, plan),
     }
 
 
@@ -64,6 +79,7 @@ def _gather(state: State, kind: str | None, key: str | None) -> dict[str, Any]:
             for ly in state.layers
         ],
         "counts": counts,
+        "autoscale": _autoscale(state),
         "claims": [_claim_json(c) for c in claims],
         "objects": objects,
     }
@@ -130,6 +146,8 @@ def inspect_cmd(
         click.echo(render_table(("depth", "instance", "label", "entries", "forked"), rows))
     click.echo("")
     click.echo(render_table(("kind", "objects"), sorted(data["counts"].items())))
+    if data["autoscale"] is not None:
+        _echo_autoscale(data["autoscale"])
     if data["claims"]:
         click.echo("")
         claim_rows: list[tuple[Any, ...]] = [
@@ -152,6 +170,25 @@ def inspect_cmd(
         click.echo(_indent(obj["value"]))
     if kind is not None or key is not None:
         _more(data["objects_total"] - len(data["objects"]), "objects")
+
+
+def _echo_autoscale(run: dict[str, Any]) -> None:
+    click.echo(f"\nautoscale, step {run['step']} of {run['steps']}:")
+    click.echo(f"  pending pods: {', '.join(run['pending']) or 'none'}")
+    for pod, node in (run["placed_on_existing"] or {}).items():
+        click.echo(f"  placed on existing node {node}: {pod}")
+    if run["node_group"] is not None:
+        click.echo(f"  expander chose node group {run['node_group']}")
+    for group, count in (run["added"] or {}).items():
+        click.echo(f"  node group {group}: add {count} node(s)")
+    for node in run["removed"] or ():
+        click.echo(f"  remove node {node}")
+    for node, reason in (run["kept"] or {}).items():
+        click.echo(f"  kept {node}: {reason}")
+    for pod, reason in (run["unschedulable"] or {}).items():
+        click.echo(f"  unschedulable {pod}: {reason}")
+    for warning in run["warnings"] or ():
+        click.echo(f"  warning: {warning}")
 
 
 def _more(hidden: int, what: str) -> None:

@@ -26,11 +26,16 @@ from typing import Any
 
 from store import Store, StoreInfo, list_stores
 from tools.errors import ScenarioError
+from tools.scenarios import autoscale
 from tools.scenarios.base import PLAN_KEY, RUN_KEY, SIM_KIND, Settings
 
 __all__ = ["RunInfo", "choose_store", "fresh_name", "list_runs", "newest_unfinished", "read_run"]
 
 STATUSES = ("finished", "unfinished", "failed", "empty", "other")
+
+
+#: Settings whose option is not named after them.
+_OPTIONS = {"source": "from", "node_groups_file": "node-groups"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,8 @@ class RunInfo:
                 ]
                 words.append(f"--feature-gates {','.join(changed)}")
                 continue
-            words.append(f"--{'from' if key == 'source' else key.replace('_', '-')} {value}")
+            option = _OPTIONS.get(key, key.replace("_", "-"))
+            words.append(f"--{option} {value}")
         return " ".join(words)
 
     def result_text(self) -> str:
@@ -80,6 +86,11 @@ class RunInfo:
             for key in ("nodes_added", "node_group", "nodes_removed")
             if results.get(key) is not None
         ]
+        if isinstance(results.get("added"), dict):  # autoscale
+            added = ", ".join(f"{g} +{n}" for g, n in results["added"].items())
+            shown.append(f"added {added or 'none'}")
+            shown.append(f"removed {results.get('removed', 0)}")
+            shown.append(f"unschedulable {results.get('unschedulable', 0)}")
         if "placed" in results:
             shown.append(f"pods_placed {results['placed']}")
         return ", ".join(shown)
@@ -105,7 +116,9 @@ def read_run(db: str, info: StoreInfo) -> RunInfo:
     else:
         status = "finished" if run.get("done") else "unfinished"
     steps = len(plan["candidates"]) if "candidates" in plan else None
-    if "groups" in plan:
+    if settings.get("scenario") == "autoscale":
+        steps = autoscale.steps(plan)
+    elif "groups" in plan:
         steps = len(plan["groups"]) + 1
     return RunInfo(
         name=info.name,

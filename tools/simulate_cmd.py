@@ -1,4 +1,5 @@
-"""``drasnap simulate``: run a scale-up or scale-down scenario into a store, crash-safe.
+"""``drasnap simulate``: run a scale-up, scale-down or autoscale scenario into a store,
+crash-safe.
 
 Each run is a named store of the database (:mod:`tools.runs`). Everything that can be checked
 is checked before the database is opened (settings and their limits, manifests, how they fit
@@ -28,6 +29,7 @@ from tools.errors import RunInterrupted, ScenarioError
 from tools.options import DEFAULT_DB, database, json_option
 from tools.progress import Progress
 from tools.runs import find_run, fresh_name, newest_unfinished
+from tools.scenarios.autoscale_config import files_digest
 from tools.scenarios.base import LIMITS, Settings
 from tools.scenarios.inputs import Cluster, source_digest
 from tools.scenarios.runner import prepare
@@ -74,6 +76,25 @@ def _stop_on_signals(hint: Callable[[], str]) -> Iterator[Callable[[], int | Non
             signal.signal(number, old)
 
 
+class _NodeGroups(click.ParamType[int | Path, Any]):
+    """A count of node groups (scale-up), or a node-group file (autoscale)."""
+
+    name = "N|FILE"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | Path:
+        if isinstance(value, int | Path):
+            return value
+        text = str(value)
+        if text.lstrip("-").isdigit():
+            return int(text)
+        path = Path(text)
+        if not path.is_file():
+            self.fail(f"{text!r} is neither a number of node groups nor a file", param, ctx)
+        return path
+
+
 def _feature_gates(value: str | None) -> dict[str, bool]:
     try:
         return resolve_feature_gates(parse_feature_gates(value or ""), enforce_locks=True)
@@ -115,9 +136,32 @@ _LIMITS_HELP = ", ".join(
 )
 @click.option(
     "--node-groups",
+    type=_NodeGroups(),
     default=1,
     show_default=True,
-    help="scale-up: node groups; each further one has half the GPUs per node.",
+    help="scale-up: node groups; each further one has half the GPUs per node. autoscale: a "
+    "node-group FILE (YAML: name, minSize, maxSize, template node and slices) instead of the "
+    "drasnap.io/node-group labels.",
+)
+@click.option(
+    "--expander",
+    default="least-waste",
+    show_default=True,
+    help="autoscale: how a node group is chosen: least-waste, most-pods, priority, random "
+    "(the run's seed), or a comma-separated chain, as the cluster-autoscaler's --expander.",
+)
+@click.option(
+    "--expander-priorities",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="autoscale, --expander priority: the priority expander's config (its ConfigMap, or "
+    "the priorities YAML: priority to regular expressions of group names).",
+)
+@click.option(
+    "--scale-down-utilization-threshold",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="autoscale: nodes whose utilization is under this are considered for removal.",
 )
 @click.option("--nodes", default=800, show_default=True, help="scale-down: nodes.")
 @click.option("--pods-per-node", default=4, show_default=True, help="scale-down: pods per node.")
@@ -164,7 +208,10 @@ def simulate(
     seed: int,
     pods: int,
     gpus_per_node: int | None,
-    node_groups: int,
+    node_groups: int | Path,
+    expander: str,
+    expander_priorities: Path | None,
+    scale_down_utilization_threshold: float,
     nodes: int,
     pods_per_node: int,
     source: Path | None,
@@ -174,7 +221,7 @@ def simulate(
     checkpoint_every: float,
     as_json: bool,
 ) -> None:
-    """Simulate SCENARIO (scale-up or scale-down) into a database, with the journal on.
+    """Simulate SCENARIO (scale-up, scale-down or autoscale) into a database, journal on.
 
     Sizes default to upstream's DRA RunOnce benchmarks: scale-up places 4,000 pending one-GPU
     pods on 8-GPU template nodes (500 nodes); scale-down tries to remove each of 800 nodes with
@@ -191,21 +238,59 @@ def simulate(
     placed on new nodes, or the pods moved off removed nodes), forks/commits/reverts, seconds
     (spent by this command), state_digest (equal states, equal digests).
 
+    autoscale (needs --from) does what one cluster-autoscaler loop does on that cluster:
+    pending pods go to existing nodes first, the binpacking estimator sizes each node group,
+    the expander chooses one, and underutilized nodes whose pods fit elsewhere are removed.
+    Its result: placed_on_existing, added (group: nodes), removed, kept (node: reason),
+    unschedulable (pod: reason), warnings.
+
     Example:
 
         drasnap simulate scale-up sim.db --pods 400 --json
     """
+    groups_file = node_groups if isinstance(node_groups, Path) else None
+    if groups_file is not None and scenario != "autoscale":
+        raise ScenarioError(f"--node-groups takes a number for {scenario}, got a file")
+    if scenario == "autoscale" and isinstance(node_groups, int) and node_groups != 1:
+        raise ScenarioError("--node-groups takes a node-group FILE for autoscale, not a number")
+    digest = source_digest(source) if source else None
+    if scenario == "autoscale" and digest is not None:
+        digest = files_digest(
+            digest,
+            str(groups_file) if groups_file else None,
+            str(expander_priorities) if expander_priorities else None,
+        )
+    extra: dict[str, Any] = {}
+    if scenario == "autoscale":
+        extra = {
+            "expander": expander,
+            "expander_priorities": str(expander_priorities.resolve())
+            if expander_priorities
+            else None,
+            "node_groups_file": str(groups_file.resolve()) if groups_file else None,
+            "scale_down_utilization_threshold": scale_down_utilization_threshold,
+        }
+    elif (expander, expander_priorities, scale_down_utilization_threshold) != (
+        "least-waste",
+        None,
+        0.5,
+    ):
+        raise ScenarioError(
+            "--expander, --expander-priorities and --scale-down-utilization-threshold apply "
+            "to autoscale only"
+        )
     settings = Settings(
         scenario=scenario,
         seed=seed,
         pods=pods,
         gpus_per_node=gpus_per_node,
-        node_groups=node_groups,
+        node_groups=node_groups if isinstance(node_groups, int) else 1,
         nodes=nodes,
         pods_per_node=pods_per_node,
         source=str(source.resolve()) if source else None,
-        source_digest=source_digest(source) if source else None,
+        source_digest=digest,
         feature_gates=feature_gates,
+        **extra,
     ).resolved()
     settings.check()
     given_db = db is not None
@@ -274,6 +359,8 @@ def simulate(
         store.close(checkpoint=saved)
     data = outcome.as_json()
     data["name"] = store_name
+    if not as_json and scenario == "autoscale":
+        _autoscale_summary(data)
     _report(data, as_json)
     _hints(db, store_name)
 
@@ -324,6 +411,21 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
     for key, value in data.items():
         shown = jsonlib.dumps(value) if isinstance(value, dict | list) else value
         click.echo(f"{key:<{width}}  {shown}")
+
+
+def _autoscale_summary(data: dict[str, Any]) -> None:
+    """What one cluster-autoscaler loop would do, per node group, in words."""
+    for group, count in data["added"].items():
+        click.echo(f"node group {group}: add {count} node(s)")
+    for group, nodes in data["removed_by_group"].items():
+        click.echo(f"node group {group}: remove {len(nodes)} node(s): {', '.join(nodes)}")
+    if not data["added"] and not data["removed"]:
+        click.echo("no node to add or remove")
+    for node, reason in data["kept"].items():
+        click.echo(f"kept {node}: {reason}")
+    for pod, reason in data["unschedulable"].items():
+        click.echo(f"unschedulable {pod}: {reason}")
+    # The warnings are in the table below (and, with branch sched, a line each on stderr).
 
 
 def _hints(db: str, name: str) -> None:

@@ -150,7 +150,10 @@ def test_resume_an_interrupted_run(tmp_path: Path, named: bool) -> None:
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["scale-sideways"], "unknown scenario 'scale-sideways': choose scale-up or scale-down"),
+        (
+            ["scale-sideways"],
+            "unknown scenario 'scale-sideways': choose scale-up, scale-down or autoscale",
+        ),
         (["scale-up", "--pods", "0"], "--pods must be at least 1"),
         (["scale-down", "--nodes", "0"], "--nodes must be at least 1"),
         (

@@ -1,4 +1,4 @@
-"""What both scenarios share: settings, the run record kept in the store, counters, errors.
+"""What the scenarios share: settings, the run record kept in the store, counters, errors.
 
 The store holds, besides the cluster itself:
 
@@ -7,8 +7,10 @@ The store holds, besides the cluster itself:
 - ``Simulation/run``: the progress, rewritten at every step boundary: the next step, the
   results so far and the fork/commit/revert counters, whether the run is ``done``, and the
   ``error`` of a run that failed (absent otherwise);
-- ``PendingPod/<ns>/<name>`` and ``NodeGroup/<name>`` (scale-up): the pods to place and each
-  node group's template node and slices.
+- ``PendingPod/<ns>/<name>`` and ``NodeGroup/<name>`` (scale-up, autoscale): the pods to
+  place and each node group's template node and slices;
+- ``AutoscaleDecision/...`` (autoscale): each decision, written once
+  (``tools.scenarios.autoscale``).
 
 Steps end at depth 0, where the run record is written and a checkpoint may be taken, so a
 checkpoint always holds a state the run can continue from. A signal asking the run to stop is
@@ -23,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from snapshot import resolve_feature_gates
+from snapshot.autoscaler.expanders import EXPANDERS
 from snapshot.cluster import ClusterSnapshot
 from store import VersionedStore
 from tools.errors import RunInterrupted, ScenarioError
@@ -33,7 +36,17 @@ __all__ = ["LIMITS", "Counters", "Outcome", "ScenarioError", "Settings", "Sim"]
 SIM_KIND = "Simulation"
 PLAN_KEY = "plan"
 RUN_KEY = "run"
-SCENARIOS = ("scale-up", "scale-down")
+SCENARIOS = ("scale-up", "scale-down", "autoscale")
+#: The settings only ``autoscale`` has: left out of the other scenarios' records, so their
+#: runs (and state digests) stay what they were.
+AUTOSCALE_SETTINGS = (
+    "expander",
+    "expander_priorities",
+    "node_groups_file",
+    "scale_down_utilization_threshold",
+)
+#: The sizes that generate a cluster; ``autoscale`` reads one (``--from``) and takes none.
+SIZES = ("pods", "gpus_per_node", "node_groups", "nodes", "pods_per_node")
 
 #: The sizes a run may have, checked before anything is built: (smallest, largest). The
 #: largest keep a run within this machine's memory (a scale-up holds every pending pod and its
@@ -67,6 +80,12 @@ class Settings:
     # Kubernetes feature gates, every one the simulation knows, resolved (1.36's defaults
     # plus --feature-gates): a resumed run must run under the same ones.
     feature_gates: dict[str, bool] = field(default_factory=resolve_feature_gates)
+    # autoscale only (AUTOSCALE_SETTINGS): the expander chain (--expander), the priority
+    # expander's file, the node-group file (--node-groups FILE), the scale-down threshold.
+    expander: str = "least-waste"
+    expander_priorities: str | None = None
+    node_groups_file: str | None = None
+    scale_down_utilization_threshold: float = 0.5
 
     @property
     def gpus(self) -> int:
@@ -77,7 +96,7 @@ class Settings:
 
     def resolved(self) -> Settings:
         """These settings with the scenario's defaults filled in."""
-        if self.gpus_per_node is not None:
+        if self.gpus_per_node is not None or self.scenario == "autoscale":
             return self
         gpus = 8 if self.scenario == "scale-up" else 10
         return Settings(**{**asdict(self), "gpus_per_node": gpus})
@@ -86,8 +105,12 @@ class Settings:
         """Raise ScenarioError for settings no run can have (call on resolved settings)."""
         if self.scenario not in SCENARIOS:
             raise ScenarioError(
-                f"unknown scenario {self.scenario!r}: choose {' or '.join(SCENARIOS)}"
+                f"unknown scenario {self.scenario!r}: choose {', '.join(SCENARIOS[:-1])} or "
+                f"{SCENARIOS[-1]}"
             )
+        if self.scenario == "autoscale":
+            self._check_autoscale()
+            return
         for name, (low, high) in LIMITS.items():
             value = getattr(self, name)
             option = f"--{name.replace('_', '-')}"
@@ -107,8 +130,40 @@ class Settings:
                 "below one GPU for the last group"
             )
 
+    def _check_autoscale(self) -> None:
+        if self.source is None:
+            raise ScenarioError("autoscale needs a cluster: give --from DIR (kubectl dumps)")
+        defaults = Settings(scenario="autoscale")
+        for name in SIZES:
+            if getattr(self, name) != getattr(defaults, name):
+                option = f"--{name.replace('_', '-')}"
+                raise ScenarioError(f"{option} does not apply to autoscale (its cluster is --from)")
+        low, high = LIMITS["seed"]
+        if not low <= self.seed <= high:
+            raise ScenarioError(f"--seed must be between {low} and {high:,}, got {self.seed}")
+        names = self.expander.split(",")
+        for name in names:
+            if name not in EXPANDERS:
+                raise ScenarioError(
+                    f"unknown expander {name!r} in --expander: choose from {', '.join(EXPANDERS)}"
+                    " (a comma-separated chain, as the cluster-autoscaler's --expander)"
+                )
+        if "priority" in names and self.expander_priorities is None:
+            raise ScenarioError("--expander priority needs --expander-priorities FILE")
+        if self.expander_priorities is not None and "priority" not in names:
+            raise ScenarioError("--expander-priorities is used only with --expander priority")
+        threshold = self.scale_down_utilization_threshold
+        if not 0.0 <= threshold <= 1.0:
+            raise ScenarioError(
+                f"--scale-down-utilization-threshold must be between 0 and 1, got {threshold}"
+            )
+
     def record(self) -> dict[str, Any]:
-        return asdict(self)
+        record = asdict(self)
+        if self.scenario != "autoscale":
+            for name in AUTOSCALE_SETTINGS:
+                del record[name]
+        return record
 
 
 @dataclass

@@ -31,6 +31,16 @@ class NodeGroup:
     name: str
     node: KubeObject  # the template node
     slices: list[KubeObject]
+    min_size: int = 0  # autoscale: scale-down keeps at least this many nodes
+    max_size: int | None = None  # autoscale: scale-up grows the group to at most this many
+
+
+def group_of(node: KubeObject) -> str | None:
+    """The node group a node belongs to: its ``drasnap.io/node-group`` label, else its
+    ``node.kubernetes.io/instance-type`` label, else none."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    group = labels.get(objects.GROUP_LABEL) or labels.get(INSTANCE_TYPE_LABEL)
+    return str(group) if group else None
 
 
 @dataclass
@@ -47,6 +57,7 @@ class Cluster:
     pending: list[KubeObject] = field(default_factory=list)
     groups: list[NodeGroup] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what loading the manifests skipped or did
+    priorities: dict[int, list[str]] | None = None  # autoscale: the priority expander's config
 
 
 def source_digest(directory: Path) -> str:
@@ -155,7 +166,7 @@ def _from_manifests(s: Settings, *, strict: bool) -> Cluster:
     for pod in m.pods:
         node = node_name_of(pod)
         if node is None:
-            if s.scenario == "scale-up":
+            if s.scenario in ("scale-up", "autoscale"):
                 pod, claims = claims_from_templates(pod, templates)
                 cluster.claims.extend(c for c in claims if object_key(c) not in known_claims)
                 cluster.pending.append(pod)
@@ -171,13 +182,18 @@ def _from_manifests(s: Settings, *, strict: bool) -> Cluster:
     for node in sorted(m.nodes, key=name_of):
         name = name_of(node)
         cluster.nodes.append((node, slices_by_node.get(name, []), pods_by_node.get(name, [])))
-    if s.scenario == "scale-up":
+    if s.scenario in ("scale-up", "autoscale"):
         groups: dict[str, KubeObject] = {}
         for node in sorted(m.nodes, key=name_of):
-            labels = (node.get("metadata") or {}).get("labels") or {}
-            group = labels.get(objects.GROUP_LABEL) or labels.get(INSTANCE_TYPE_LABEL)
+            group = group_of(node)
             if group and group not in groups:
                 groups[group] = node
+        if s.scenario == "autoscale":
+            # Groups may come from a node-group file instead, and a cluster without pending
+            # pods is still one to scale down (tools.scenarios.autoscale_config).
+            for group, node in groups.items():
+                cluster.groups.append(NodeGroup(group, node, slices_by_node.get(name_of(node), [])))
+            return cluster
         if not groups:
             raise ScenarioError(
                 f"{s.source}: no node groups: label nodes with {objects.GROUP_LABEL} (or "

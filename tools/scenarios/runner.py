@@ -24,7 +24,7 @@ from snapshot.cluster import ClusterSnapshot
 from store import MemoryStore
 from tools.errors import RunFailedError
 from tools.progress import Report
-from tools.scenarios import scale_down, scale_up
+from tools.scenarios import autoscale, autoscale_config, scale_down, scale_up
 from tools.scenarios.base import (
     PLAN_KEY,
     RUN_KEY,
@@ -51,6 +51,8 @@ def prepare(settings: Settings, *, strict: bool = False) -> Cluster:
     """
     settings.check()
     start = build(settings, strict=strict)
+    if settings.scenario == "autoscale":
+        start = autoscale_config.configure(start, settings)
     if settings.source is not None:
         # Manifests can be valid one by one yet not fit together (a bound pod whose claim is
         # missing or allocated elsewhere): load them into a throw-away snapshot first, so that
@@ -118,7 +120,7 @@ def simulate(
         sim.restore_counters(run)
         resumed = True
     started = time.monotonic()
-    scenario = scale_up if settings.scenario == "scale-up" else scale_down
+    scenario = _SCENARIOS[settings.scenario]
     sim.steps = scenario.steps(plan)
     try:
         results = scenario.run(sim, plan)
@@ -130,6 +132,13 @@ def simulate(
     return _outcome(sim, settings, results, started, resumed=resumed)
 
 
+_SCENARIOS: dict[str, Any] = {
+    "scale-up": scale_up,
+    "scale-down": scale_down,
+    "autoscale": autoscale,
+}
+
+
 def _outcome(
     sim: Sim, settings: Settings, results: dict[str, Any], started: float, *, resumed: bool
 ) -> Outcome:
@@ -139,6 +148,8 @@ def _outcome(
             "node_group": results["node_group"],
             "estimates": results["estimates"],
         }
+    elif settings.scenario == "autoscale":
+        result = autoscale_result(sim)
     else:
         result = {"nodes_removed": results["nodes_removed"]}
     return Outcome(
@@ -150,6 +161,15 @@ def _outcome(
         state_digest=sim.store.state_digest(),
         resumed=resumed,
     )
+
+
+def autoscale_result(sim: Sim) -> dict[str, Any]:
+    """What an autoscale run reports (``--json``): per node group what is added and removed."""
+    plan = sim.plan()
+    assert plan is not None
+    found = autoscale.decisions(sim.store, plan)
+    del found["pending"]
+    return found
 
 
 def _load(cs: ClusterSnapshot, start: Cluster) -> None:
@@ -168,7 +188,12 @@ def _load(cs: ClusterSnapshot, start: Cluster) -> None:
 
 def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
     _load(sim.cluster, start)
-    plan = scale_up.setup(sim, start) if settings.scenario == "scale-up" else scale_down.setup(sim)
+    if settings.scenario == "scale-up":
+        plan = scale_up.setup(sim, start)
+    elif settings.scenario == "autoscale":
+        plan = autoscale.setup(sim, start)
+    else:
+        plan = scale_down.setup(sim)
     plan = {"settings": settings.record(), **plan}
     sim.store.put(SIM_KIND, PLAN_KEY, plan)
     sim.store.put(

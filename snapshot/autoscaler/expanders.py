@@ -1,0 +1,124 @@
+"""Expanders: which node group a scale-up grows, among the groups that can help.
+
+Upstream: ``cluster-autoscaler/expander`` (``waste``, ``mostpods``, ``priority``, ``random``)
+and the expander factory, which chains the ``--expander`` names given (``priority,least-waste``)
+and breaks what ties remain at random. ``random`` here draws from the run's seed, so a run is
+repeatable.
+
+- ``least-waste``: per option, the nodes' cpu and memory capacity (``status.capacity``, as
+  upstream; allocatable when a node states no capacity) times the node count, minus the option
+  pods' container requests, as fractions; their sum is the waste; the least wins (ties kept).
+- ``most-pods``: the options placing the most pods.
+- ``priority``: the options whose group name matches a regular expression (searched, not
+  anchored, as Go's ``FindStringIndex``) of the highest priority; none matching: all options.
+- ``random``: one option, drawn.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from snapshot.autoscaler.estimator import container_requests
+from snapshot.objects import KubeObject
+from snapshot.pods import node_allocatable
+from snapshot.quantity import Quantity
+
+__all__ = ["EXPANDERS", "Option", "choose", "waste"]
+
+EXPANDERS = ("least-waste", "most-pods", "priority", "random")
+
+
+@dataclass(frozen=True)
+class Option:
+    """Growing ``group`` by ``node_count`` nodes like ``template`` places ``pods``."""
+
+    group: str
+    node_count: int
+    pods: Sequence[KubeObject]
+    template: KubeObject
+
+
+def _capacity(node: KubeObject) -> tuple[int, int]:
+    status = node.get("status") or {}
+    capacity = status.get("capacity") or {}
+    alloc = node_allocatable(node)
+    cpu = capacity.get("cpu")
+    memory = capacity.get("memory")
+    return (
+        int(Quantity.parse(str(cpu)).value * 1000) if cpu is not None else alloc.cpu,
+        int(Quantity.parse(str(memory)).value) if memory is not None else alloc.memory,
+    )
+
+
+def waste(option: Option) -> float:
+    """The option's wasted cpu fraction plus its wasted memory fraction."""
+    cpu = memory = 0
+    for pod in option.pods:
+        c, m = container_requests(pod)
+        cpu += c
+        memory += m
+    node_cpu, node_memory = _capacity(option.template)
+    avail_cpu = node_cpu * option.node_count
+    avail_memory = node_memory * option.node_count
+    wasted_cpu = (avail_cpu - cpu) / avail_cpu if avail_cpu else 0.0
+    wasted_memory = (avail_memory - memory) / avail_memory if avail_memory else 0.0
+    return wasted_cpu + wasted_memory
+
+
+def _least_waste(options: list[Option]) -> list[Option]:
+    scores = [waste(o) for o in options]
+    least = min(scores)
+    return [o for o, s in zip(options, scores, strict=True) if s == least]
+
+
+def _most_pods(options: list[Option]) -> list[Option]:
+    most = max(len(o.pods) for o in options)
+    return [o for o in options if len(o.pods) == most]
+
+
+def _priority(options: list[Option], priorities: Mapping[int, Sequence[str]]) -> list[Option]:
+    best: list[Option] = []
+    top: int | None = None
+    for option in options:
+        matched = [
+            p
+            for p, patterns in priorities.items()
+            if any(re.search(x, option.group) for x in patterns)
+        ]
+        if not matched:
+            continue
+        prio = max(matched)
+        if top is None or prio > top:
+            top, best = prio, [option]
+        elif prio == top:
+            best.append(option)
+    return best or options
+
+
+def choose(
+    options: Sequence[Option],
+    expanders: Sequence[str],
+    rng: random.Random,
+    priorities: Mapping[int, Sequence[str]] | None = None,
+) -> Option | None:
+    """The option the chain of ``expanders`` picks; ties left are drawn from ``rng``."""
+    remaining = list(options)
+    for name in expanders:
+        if len(remaining) <= 1:
+            break
+        if name == "least-waste":
+            remaining = _least_waste(remaining)
+        elif name == "most-pods":
+            remaining = _most_pods(remaining)
+        elif name == "priority":
+            remaining = _priority(remaining, priorities or {})
+        elif name == "random":
+            remaining = [rng.choice(remaining)]
+        else:
+            raise ValueError(f"unknown expander {name!r}")
+    if not remaining:
+        return None
+    return remaining[0] if len(remaining) == 1 else rng.choice(remaining)
