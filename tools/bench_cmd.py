@@ -10,11 +10,15 @@ import click
 
 from tools.bench import report, snapshot_bench, store_bench
 from tools.bench.backends import BACKENDS
+from tools.bench.sizes import WORKLOAD as SIZES_WORKLOAD
+from tools.bench.sizes import run_sizes
 from tools.bench.suite import SCENARIO_WORKLOADS, Row, run_scaling, run_scenarios
 from tools.bench.timing import machine, set_scale
 from tools.scenarios.base import ScenarioError
 
-WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling")
+WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling", SIZES_WORKLOAD)
+# Run only when named: at full size it simulates clusters of up to 12,800 nodes per backend.
+DEFAULT_WORKLOADS = WORKLOADS[:-1]
 DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-nojournal"
 
 
@@ -61,6 +65,8 @@ def bench(
     vs the SQLite store); schedule-revert, scale-up, scale-down (the same workload on every
     backend, interleaved, median of --repeat runs, ratios to deepcopy and memory); scaling
     (fork+revert as the store grows, commit/revert as the changed keys grow, peak memory).
+    scale-down-sizes runs only when named: the scale-down at 800 to 12,800 nodes (--size quick:
+    200 to 1,600) and the fitted exponent of its growth (1 = linear).
 
     Examples:
 
@@ -71,7 +77,7 @@ def bench(
     unknown = [w for w in workloads if w not in WORKLOADS]
     if unknown:
         raise ScenarioError(f"unknown workload {unknown[0]!r}: choose from {', '.join(WORKLOADS)}")
-    chosen = list(workloads or WORKLOADS)
+    chosen = list(workloads or DEFAULT_WORKLOADS)
     names = [b.strip() for b in backends.split(",") if b.strip()]
     if postgres_url and "postgres" not in names:
         names.append("postgres")
@@ -128,6 +134,17 @@ def bench(
         )
         results += [r.as_json() for r in scaling_rows]
         tables += ["scaling", *report.suite_table(scaling_rows), ""]
+    if SIZES_WORKLOAD in chosen:
+        sizes_rows = run_sizes(
+            names,
+            size=size,
+            repeat=repeat,
+            seed=seed,
+            postgres_url=postgres_url,
+            progress=progress,
+        )
+        results += [r.as_json() for r in sizes_rows]
+        tables += [SIZES_WORKLOAD, *report.suite_table(sizes_rows), ""]
     m = machine(**info)
     if plot is not None:
         report.plot(plot, scenario_rows, scaling_rows)

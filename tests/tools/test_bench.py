@@ -99,3 +99,30 @@ def test_bad_input_is_one_error_line(args: list[str], message: str) -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: {message}")
     assert result.stderr.count("\n") == 1
+
+
+def test_scale_down_sizes_reports_each_size_and_a_growth_exponent() -> None:
+    result = bench(
+        "scale-down-sizes", "--size", "tiny", "--repeat", "1", "--backends", "memory,sqlite",
+        "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["results"]
+    sized = [r for r in rows if "@" in r["workload"]]
+    assert [r["workload"] for r in sized if r["backend"] == "memory"] == [
+        f"scale-down-sizes @ {n} nodes" for n in (8, 16, 32)
+    ]
+    for n in (8, 16, 32):  # the same decisions on every backend
+        assert len({r["state_digest"] for r in sized if f"@ {n} nodes" in r["workload"]}) == 1
+    fitted = [r for r in rows if "growth_exponent" in r]
+    assert {r["backend"] for r in fitted} == {"memory", "sqlite"}
+    for row in fitted:
+        assert f"growth exponent {row['growth_exponent']:.2f}" in row["workload"]
+
+
+def test_the_fitted_exponent_is_the_slope_on_a_log_log_scale() -> None:
+    from tools.bench.sizes import growth_exponent
+
+    assert growth_exponent([800, 1600, 3200], [3.0, 6.0, 12.0]) == pytest.approx(1.0)
+    assert growth_exponent([800, 1600, 3200], [3.0, 12.0, 48.0]) == pytest.approx(2.0)
+    assert growth_exponent([1, 10], [5.0, 5.0]) == pytest.approx(0.0)

@@ -40,6 +40,7 @@ class Row:
     vs_memory: float | None = None
     state_digest: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    growth_exponent: float | None = None  # scale-down-sizes: time ~ nodes^k
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +53,7 @@ class Row:
             "vs_memory": self.vs_memory,
             "state_digest": self.state_digest,
             **self.counts,
+            **({"growth_exponent": self.growth_exponent} if self.growth_exponent else {}),
         }
 
 
