@@ -16,7 +16,8 @@ Automatic checkpoints (the policy, set by :class:`store.options.StoreOptions`) h
 at a commit into the base unless the last checkpoint is more recent than
 ``checkpoint_on_base_commit`` seconds; ``auto_checkpoint=False`` leaves them all to
 ``checkpoint()`` and ``maybe_checkpoint()``. ``close()`` checkpoints. A Fork ... Revert between
-two checkpoints costs no SQL.
+two checkpoints costs no SQL. With ``write_behind=True`` the policy's checkpoints are written on
+a background thread (:mod:`store.writer`); ``checkpoint()`` and ``close()`` still wait.
 
 Values returned by ``get``/``items`` are shared with the cache and read-only by contract: never
 mutate them; ``put`` a new value instead. The store never mutates a value after ``put``.
@@ -54,7 +55,8 @@ from store.errors import (
 from store.followers import Followed
 from store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
 from store.options import StoreOptions, check_store_name
-from store.rows import Loaded
+from store.rows import Flushed, Loaded
+from store.writer import Writer
 
 Key = tuple[str, str]
 _now = time.time
@@ -95,6 +97,7 @@ class Store(Followed):
         self._connected: opening.Connected | None = None
         self._conn: Connection | None = None
         self._target: _sql.Target | None = None
+        self._writer: Writer | None = None  # write-behind (store.writer), when asked for
         self._apply_policy(_DEFAULTS)
         self._journal_complete = True
         self._backend = ""
@@ -161,6 +164,8 @@ class Store(Followed):
             base = persist.SqlBase(connected.conn, loaded.store_id, connected.target)
             cache = BoundedCache(settings.cache_size, base)
         store._install(cache, loaded)
+        if settings.write_behind and not readonly:
+            store._writer = Writer()
         store._closed = False
         store._blocked = readonly
         return store
@@ -202,6 +207,9 @@ class Store(Followed):
         if self._closed:
             return
         try:
+            if self._writer is not None:
+                with _sql.translate(self._require_target(), f"closing store {self._name!r}"):
+                    self._settle()  # never leave a flush behind (nor half of one)
             if checkpoint and not self._readonly and self._has_unflushed():
                 self.checkpoint()
         finally:
@@ -359,7 +367,7 @@ class Store(Followed):
             and gap is not None
             and _monotonic() - self._last_checkpoint >= gap
         ):
-            self.checkpoint()
+            self._checkpoint(wait=False)
             return 0
         self._ops_left -= 1
         if self._ops_left <= 0:
@@ -479,10 +487,15 @@ class Store(Followed):
 
         Writes what changed since the previous checkpoint, the buffered journal and a
         ``checkpoint`` journal entry carrying the state digest. A no-op on a read-only store.
+        Returns once it is durable, with write-behind too (after the flush in flight).
 
         Raises:
             DatabaseError: the write failed; nothing was lost from memory, so retrying is safe.
         """
+        self._checkpoint(wait=True)
+
+    def _checkpoint(self, *, wait: bool) -> None:
+        """A checkpoint; with write-behind and ``wait=False`` written on the writer's thread."""
         if self._closed:
             self._readable()
         if self._readonly:
@@ -490,7 +503,9 @@ class Store(Followed):
         conn = self._conn
         assert conn is not None
         sid = self._store_id
+        behind = self._writer is not None and not wait
         with _sql.translate(self._require_target(), f"checkpointing store {self._name!r}"):
+            self._settle()
             owed = pending.plan(
                 self._cache,
                 self._journal,
@@ -502,17 +517,41 @@ class Store(Followed):
                 chain=self._chain,
                 resolve=lambda keys: persist.resolved_encoded(conn, sid, keys),
             )
-            flushed = persist.flush(conn, owed)
-        # Written: now (and only now) the memory side may forget what it kept for SQL.
+            if not behind:
+                self._flushed(persist.flush(conn, owed))
+        # Written (or handed to the writer, which keeps the rows until they are): the memory
+        # side may now forget what it kept for SQL.
         self._cache.flushed()
         if self._journal is not None:
             self._journal.clear()
+        if behind:
+            assert self._writer is not None
+            self._seq = owed.next_seq
+            self._checkpoint_seq = owed.checkpoint_seq
+            self._digest = parse_digest(owed.state_digest)
+            self._writer.start(conn, owed)  # the chain is known when it is done (_settle)
+        self._last_checkpoint = _monotonic()
+        self._ops_left = _CHECK_EVERY
+
+    def _flushed(self, flushed: Flushed) -> None:
         self._seq = flushed.next_seq
         self._checkpoint_seq = flushed.checkpoint_seq
         self._chain = flushed.chain
         self._digest = parse_digest(flushed.state_digest)
-        self._last_checkpoint = _monotonic()
-        self._ops_left = _CHECK_EVERY
+
+    def _settle(self) -> None:
+        """Wait for the write-behind flush in flight, and write a failed one's rows first."""
+        writer = self._writer
+        if writer is None:
+            return
+        if writer.retry is not None:
+            assert self._conn is not None
+            retried = persist.flush(self._conn, writer.retry)
+            writer.retry = None
+            self._chain = retried.chain
+        done = writer.wait()
+        if done is not None:
+            self._chain = done.chain
 
     def maybe_checkpoint(self) -> bool:
         """Checkpoint if the policy says it is due (interval elapsed or too much pending).
@@ -522,7 +561,7 @@ class Store(Followed):
         """
         self._writable("checkpoint")
         if self._due():
-            self.checkpoint()
+            self._checkpoint(wait=False)
             return True
         return False
 
@@ -537,7 +576,7 @@ class Store(Followed):
     def _tick(self) -> None:
         self._ops_left = _CHECK_EVERY
         if self._auto and self._due():
-            self.checkpoint()
+            self._checkpoint(wait=False)
 
     def _require_target(self) -> _sql.Target:
         assert self._target is not None

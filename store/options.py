@@ -33,6 +33,10 @@ class StoreOptions:
     - ``sync``: "normal" (a checkpoint survives the process being killed), "full" (also a
       power cut), "off" (neither, for throw-away runs). On PostgreSQL "full" is
       ``synchronous_commit=on`` and the others ``off``, which survives a killed client.
+    - ``write_behind``: the policy's checkpoints (automatic ones and ``maybe_checkpoint()``)
+      are written on a background thread while the caller goes on (:mod:`store.writer`);
+      ``checkpoint()`` and ``close()`` still return only when everything is durable. Needs
+      every value in memory (``cache_size=None``).
     """
 
     cache_size: int | None = None
@@ -42,6 +46,7 @@ class StoreOptions:
     checkpoint_on_base_commit: float | bool | None = 1.0
     max_pending: int = 200_000
     sync: str = "normal"
+    write_behind: bool = False
 
     def __post_init__(self) -> None:
         size = self.cache_size
@@ -63,6 +68,16 @@ class StoreOptions:
             )
         if self.sync not in _SYNC_MODES:
             raise InvalidValueError(f"sync must be 'off', 'normal' or 'full', got {self.sync!r}")
+        if not isinstance(self.write_behind, bool):
+            raise InvalidValueError(
+                f"write_behind must be True or False, got {self.write_behind!r}"
+            )
+        if self.write_behind and size is not None:
+            raise InvalidValueError(
+                "write_behind needs every value in memory (cache_size=None): a bounded cache "
+                "reads SQL on a miss, which must not see a half-written checkpoint "
+                f"(cache_size={size})"
+            )
         pending = self.max_pending
         if type(pending) is not int or pending < 1:
             raise InvalidValueError(f"max_pending must be a positive integer, got {pending!r}")

@@ -57,7 +57,8 @@ def apply(store: VersionedStore, op: tuple[Any, ...]) -> None:
 def main() -> None:
     db, seed, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     name = sys.argv[4] if len(sys.argv) > 4 else "default"
-    store = Store.open(db, name=name, checkpoint_interval=0.05)
+    behind = len(sys.argv) > 5 and sys.argv[5] == "write-behind"
+    store = Store.open(db, name=name, checkpoint_interval=0.05, write_behind=behind)
     print("ready", flush=True)
     for i, op in enumerate(operations(seed, n)):
         apply(store, op)
