@@ -321,8 +321,21 @@ def test_resume_ends_like_an_uninterrupted_run(tmp_path: Path) -> None:
         (Settings("scale-up", gpus_per_node=4, node_groups=4), "below one GPU"),
         (Settings("scale-up", devices="mig"), "unknown --devices 'mig'"),
         (Settings("scale-down", devices="partitionable"), "is for generated scale-up runs"),
+        (
+            Settings("autoscale", source="dump", devices="partitionable"),
+            "--devices does not apply to autoscale",
+        ),
     ],
-    ids=["scenario", "pods", "nodes", "pods-per-node", "node-groups", "devices", "scale-down"],
+    ids=[
+        "scenario",
+        "pods",
+        "nodes",
+        "pods-per-node",
+        "node-groups",
+        "devices",
+        "scale-down",
+        "autoscale",
+    ],
 )
 def test_impossible_settings(settings: Settings, message: str) -> None:
     with pytest.raises(ScenarioError, match=message):
