@@ -48,7 +48,13 @@ from snapshot.kinds import (
 )
 from snapshot.node_selectors import node_selector_matches
 from snapshot.objects import KubeObject, name_of
-from snapshot.placement import PlacementIndex, device_names, free_in, slice_list_devices
+from snapshot.placement import (
+    PlacementIndex,
+    device_names,
+    free_in,
+    shares_a_pool,
+    slice_list_devices,
+)
 from snapshot.placement import allocatable as _allocatable
 from snapshot.pod_index import NOTHING as _NOTHING
 from snapshot.pod_index import PodIndex
@@ -463,12 +469,16 @@ class ClusterSnapshot:
 
     def _slices_for(self, node_name: str) -> list[KubeObject]:
         local: list[KubeObject] = self._store.get(SLICE_KIND, node_name) or []
-        spread = bool(local) and slice_list_devices(local)[0]
+        spread, pools = slice_list_devices(local) if local else (False, ())
         if spread:
             # A pool spread over nodes: completeness needs every slice.
             return self.dra.resource_slices.list()
         global_slices: list[KubeObject] | None = self._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
-        return [*local, *global_slices] if global_slices else list(local)
+        if not global_slices:
+            return list(local)
+        if pools and shares_a_pool(pools, slice_list_devices(global_slices)[1]):
+            return self.dra.resource_slices.list()  # a local pool with global slices too
+        return [*local, *global_slices]
 
     # -- read-only additions (the autoscale scenario) ------------------------------------------
 

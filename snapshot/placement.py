@@ -38,6 +38,7 @@ __all__ = [
     "PlacementIndex",
     "allocatable",
     "free_in",
+    "shares_a_pool",
     "slice_list_devices",
 ]
 
@@ -91,16 +92,35 @@ def _device_names(slice_: KubeObject) -> PoolDevices:
 
 
 def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
-    spread = any(
-        ((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1) > 1 for s in slices
-    )
+    # A pool is whole within the list when its newest generation there has all its slices
+    # (a node's pool of counter sets and devices, say). Then the allocator, which ignores
+    # other nodes' slices, finds it complete without looking further; otherwise the pool may
+    # spread over nodes and completeness needs every slice.
+    newest: dict[PoolKey, tuple[int, int, int]] = {}  # pool -> (generation, slices, count)
+    for s in slices:
+        spec = s.get("spec") or {}
+        pool = spec.get("pool") or {}
+        key = (str(spec.get("driver")), str(pool.get("name")))
+        generation, count = pool.get("generation", 0), pool.get("resourceSliceCount", 1)
+        seen = newest.get(key)
+        if seen is None or generation > seen[0]:
+            newest[key] = (generation, 1, count)
+        elif generation == seen[0]:
+            newest[key] = (generation, seen[1] + 1, seen[2])
+    spread = any(found != count for _, found, count in newest.values())
     return spread, tuple(_device_names(s) for s in slices)
 
 
 def slice_list_devices(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
-    """Of a stored slice list (one node's, or the global one): whether a pool of it spreads
-    over several slices (then every slice counts), and the devices of each slice."""
+    """Of a stored slice list (one node's, or the global one): whether a pool of it lacks
+    slices there (it may spread over nodes: then every slice counts), and the devices of each
+    slice."""
     return _remembered(_SLICE_LISTS, slices, _devices_of_list)
+
+
+def shares_a_pool(some: Iterable[PoolDevices], others: Iterable[PoolDevices]) -> bool:
+    """Whether two slice lists' devices have a pool in common."""
+    return not {pool for pool, _ in some}.isdisjoint(pool for pool, _ in others)
 
 
 def device_names(slice_: KubeObject) -> PoolDevices:
@@ -313,7 +333,7 @@ class PlacementIndex:
 
     def candidates(self, want: Resources, needs_device: bool) -> Iterator[str]:
         """In name order, the nodes where ``want`` fits beside the pods already there and, with
-        ``needs_device``, that have a free local device (or a pool spread over several slices).
+        ``needs_device``, that have a free local device (or a pool spread over nodes).
 
         Reads the store as it is when each block is reached: stop iterating once you write.
         """

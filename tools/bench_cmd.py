@@ -62,8 +62,9 @@ def bench(
     """Measure drasnap against the deep-copy snapshot it replaces, and against MemoryStore.
 
     Workloads (no workload: all of them): store and snapshot (per-operation µs, MemoryStore
-    vs the SQLite store); schedule-revert, scale-up, scale-down (the same workload on every
-    backend, interleaved, median of --repeat runs, ratios to deepcopy and memory); scaling
+    vs the SQLite store); schedule-revert, scale-up, scale-up-partitionable (scale-up on
+    GPUs offered whole and as slices through shared counters), scale-down (the same workload
+    on every backend, interleaved, median of --repeat runs, ratios to deepcopy and memory); scaling
     (fork+revert as the store grows, commit/revert as the changed keys grow, peak memory).
     scale-down-sizes runs only when named: the scale-down at 800 to 12,800 nodes (--size quick:
     200 to 1,600) and the fitted exponent of its growth (1 = linear).

@@ -30,7 +30,7 @@ from tools.options import DEFAULT_DB, database, json_option
 from tools.progress import Progress
 from tools.runs import find_run, fresh_name, newest_unfinished
 from tools.scenarios.autoscale_config import files_digest
-from tools.scenarios.base import LIMITS, Settings
+from tools.scenarios.base import DEVICES, LIMITS, Settings
 from tools.scenarios.inputs import Cluster, source_digest
 from tools.scenarios.runner import prepare
 from tools.scenarios.runner import simulate as run_simulation
@@ -163,6 +163,15 @@ _LIMITS_HELP = ", ".join(
     show_default=True,
     help="autoscale: nodes whose utilization is under this are considered for removal.",
 )
+@click.option(
+    "--devices",
+    type=click.Choice(DEVICES),
+    default="flat",
+    show_default=True,
+    help="scale-up: what template nodes offer: one device per GPU (flat), or each GPU whole "
+    "and as 4 slices through shared counters, pods asking for a full GPU else two slices "
+    "(partitionable).",
+)
 @click.option("--nodes", default=800, show_default=True, help="scale-down: nodes.")
 @click.option("--pods-per-node", default=4, show_default=True, help="scale-down: pods per node.")
 @click.option(
@@ -212,6 +221,7 @@ def simulate(
     expander: str,
     expander_priorities: Path | None,
     scale_down_utilization_threshold: float,
+    devices: str,
     nodes: int,
     pods_per_node: int,
     source: Path | None,
@@ -285,6 +295,7 @@ def simulate(
         pods=pods,
         gpus_per_node=gpus_per_node,
         node_groups=node_groups if isinstance(node_groups, int) else 1,
+        devices=devices,
         nodes=nodes,
         pods_per_node=pods_per_node,
         source=str(source.resolve()) if source else None,

@@ -50,6 +50,8 @@ from tests.snapshot.cluster_builders import (
     assert_state,
     bound,
     build_cluster,
+    claim_request,
+    device_class,
     node,
     plain_pod,
 )
@@ -612,3 +614,61 @@ def test_pod_index_matches_a_recomputation(ops: list[tuple[str, int]]) -> None:
             free = cs.free_resources(n)
             assert free.cpu >= 0 and free.memory >= 0 and free.pods >= 0
         assert_indexes_consistent(cs)
+
+
+# -- pools of several slices ------------------------------------------------------------------
+
+
+def _pool_slice(name: str, node_name: str, pool: str, count: int, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": "d",
+            "nodeName": node_name,
+            "pool": {"name": pool, "generation": 1, "resourceSliceCount": count},
+            **spec,
+        },
+    }
+
+
+def _one_device_pod(cs: ClusterSnapshot, name: str) -> dict[str, Any]:
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default", "uid": f"{name}-uid"},
+        "spec": claim_request("c"),
+    }
+    cs.dra.add_claims([claim])
+    pod = plain_pod(name)
+    pod["spec"]["resourceClaims"] = [{"name": "r", "resourceClaimName": name}]
+    return pod
+
+
+def test_a_pool_whole_on_its_node_and_a_pool_spread_over_nodes() -> None:
+    # "whole": both slices on n1 (counter sets apart from devices, as drivers publish
+    # partitionable devices); "spread": one slice on n1, one on n2, so on n1 the pool is
+    # complete only counting n2's slice too (upstream's allocator looks at every slice), and n1
+    # uses only its own devices of it.
+    cs = ClusterSnapshot(MemoryStore())
+    cs.dra.add_device_classes([device_class("c", "d")])
+    counters = [{"name": "set", "counters": {"n": {"value": "1"}}}]
+    consume = [{"counterSet": "set", "counters": {"n": {"value": "1"}}}]
+    whole = [
+        _pool_slice("w-0", "n1", "whole", 2, sharedCounters=counters),
+        _pool_slice("w-1", "n1", "whole", 2, devices=[{"name": "w", "consumesCounters": consume}]),
+    ]
+    spread_1 = _pool_slice("s-1", "n1", "spread", 2, devices=[{"name": "s1"}])
+    spread_2 = _pool_slice("s-2", "n2", "spread", 2, devices=[{"name": "s2"}])
+    cs.add_node(node("n1"), slices=[*whole, spread_1])
+    cs.add_node(node("n2"), slices=[spread_2])
+    placed = [cs.schedule_pod_anywhere(_one_device_pod(cs, f"p{i}"), ["n1"]) for i in range(3)]
+    assert placed == ["n1", "n1", None]  # pools in name order: s1 ("spread"), then w
+    held = {
+        c["metadata"]["name"]: c["status"]["allocation"]["devices"]["results"][0]["device"]
+        for c in cs.dra.resource_claims.list()
+        if (c.get("status") or {}).get("allocation")
+    }
+    assert held == {"p0": "s1", "p1": "w"}
+    assert cs.schedule_pod_anywhere(_one_device_pod(cs, "p3"), ["n2"]) == "n2"

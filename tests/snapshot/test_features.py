@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from snapshot.errors import FeatureGateError
@@ -113,3 +115,20 @@ def test_allocator_switches_follow_the_scheduler() -> None:
     # Binding conditions need both gates (DynamicResources' AllocatorFeatures).
     assert not allocator_features({"DRAResourceClaimDeviceStatus": False}).device_binding_and_status
     assert not allocator_features({"DRADeviceBindingConditions": False}).device_binding_and_status
+
+
+def test_the_readme_table_lists_every_gate_with_its_stage_and_default() -> None:
+    # README.md's "DRA features" table: one row per gate of FEATURE_GATES, stage and default
+    # as Kubernetes 1.36 ships them, and what drasnap does with it.
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    table = readme.split("## DRA features", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 4 and cells[1].startswith("`"):
+            rows[cells[1].strip("`")] = (cells[2], cells[3])
+    assert sorted(rows) == sorted(FEATURE_GATES)
+    for name, gate in FEATURE_GATES.items():
+        stage = f"{gate.stage}, {'on' if gate.default else 'off'}"
+        assert rows[name][0] == stage + (" (locked)" if gate.locked else ""), name
+        assert rows[name][1].split(" ")[0].rstrip(":") in ("yes", "no", "refused"), name

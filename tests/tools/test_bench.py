@@ -71,6 +71,22 @@ def test_the_same_seed_gives_the_same_state_and_another_seed_another(
     assert {r["state_digest"] for r in other["results"]} != first
 
 
+def test_partitionable_scale_up_workload_ends_alike_on_every_backend() -> None:
+    result = bench(
+        "scale-up-partitionable", "--size", "tiny", "--repeat", "1", "--no-memory", "--json",
+        "--backends", "memory,sqlite",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["results"]
+    assert [(r["workload"], r["backend"]) for r in rows] == [
+        ("scale-up-partitionable", "memory"),
+        ("scale-up-partitionable", "sqlite"),
+    ]
+    assert len({r["state_digest"] for r in rows}) == 1
+    # 24 pods, two node groups: two estimates and the expansion, as on flat devices.
+    assert {(r["forks"], r["commits"], r["reverts"]) for r in rows} == {(3, 1, 2)}
+
+
 def test_scaling_micro_tables_and_plot(tmp_path: Path) -> None:
     chart = tmp_path / "bench.png"
     result = bench(

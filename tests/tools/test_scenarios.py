@@ -124,6 +124,117 @@ def test_scale_up_node_groups_estimate_each_and_pick_the_fewest_nodes() -> None:
     assert cs.node_names() == [f"group-0-{i:05d}" for i in range(5)]
 
 
+# -- generated scale-up on partitionable GPUs ---------------------------------------------------
+
+
+def results_of(cs: ClusterSnapshot, node_name: str) -> list[tuple[str, str]]:
+    """(request, device) of every result of the claims of the pods on ``node_name``."""
+    return sorted(
+        (r["request"], r["device"])
+        for pod in cs.pods_on_node(node_name)
+        for claim in cs.dra.pod_claims(pod)
+        for r in claim["status"]["allocation"]["devices"]["results"]
+    )
+
+
+def test_scale_up_on_partitionable_gpus_gives_each_pod_a_full_gpu_first() -> None:
+    # 20 pods, each "a full GPU, else two slices of one GPU"; a template node has 8 GPUs, each
+    # offered whole and as 4 slices through one counter set. A full GPU is free on the newest
+    # node for 8 pods, then its counters are all taken (no slice either): ceil(20 / 8) = 3
+    # nodes, every pod on a full GPU, as on flat devices.
+    outcome, cs = run(Settings("scale-up", pods=20, devices="partitionable"))
+    assert outcome.result == {
+        "nodes_added": 3,
+        "node_group": "group-0",
+        "estimates": {"group-0": 3},
+    }
+    assert outcome.pods_placed == 20
+    full = [("gpu/full-gpu", f"gpu-{i}-full") for i in range(8)]
+    assert [results_of(cs, n) for n in cs.node_names()] == [full, full, full[:4]]
+    # The node's pool: a counter-set slice and a device slice (a slice holds one or the other).
+    slices = cs.dra.node_resource_slices("group-0-00000") or []
+    assert [sorted(s["spec"]) for s in slices] == [
+        ["driver", "nodeName", "pool", "sharedCounters"],
+        ["devices", "driver", "nodeName", "pool"],
+    ]
+    assert {s["spec"]["pool"]["resourceSliceCount"] for s in slices} == {2}
+    assert len(slices[1]["spec"]["devices"]) == 8 * (objects.PARTITIONS + 1)
+
+
+def test_partitionable_slices_keep_to_the_api_limits() -> None:
+    # 20 GPUs: 20 counter sets (8 a slice: 3 slices), 100 devices (64 a slice: 2 slices).
+    slices = objects.partitionable_gpu_slices("n", 20)
+    assert [len(s["spec"].get("sharedCounters", ())) for s in slices] == [8, 8, 4, 0, 0]
+    assert [len(s["spec"].get("devices", ())) for s in slices] == [0, 0, 0, 64, 36]
+    assert {s["spec"]["pool"]["resourceSliceCount"] for s in slices} == {5}
+    assert len({s["metadata"]["name"] for s in slices}) == 5
+
+
+def test_partitionable_template_falls_back_to_two_slices_of_one_gpu() -> None:
+    # One partitionable GPU whose first slice is held by another claim: its counters no longer
+    # cover the full GPU, so a pod gets two slices of it ("gpu/two-slices"); the next pod finds
+    # one slice left, which is not enough, and fits nowhere.
+    cs = ClusterSnapshot(MemoryStore())
+    cs.dra.add_device_classes([objects.device_class()])
+    template = objects.partitionable_claim_template()
+    templates = {f"{objects.NAMESPACE}/{objects.PARTITIONABLE_TEMPLATE_NAME}": template}
+    held = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "held", "namespace": objects.NAMESPACE, "uid": "held-uid"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "gpu", "exactly": {"deviceClassName": objects.DRIVER}}]
+            }
+        },
+        "status": {"allocation": objects.allocation("n1", "gpu-0-partition-0")},
+    }
+    cs.dra.add_claims([held])
+    cs.add_node(objects.node("n1"), slices=objects.partitionable_gpu_slices("n1", 1))
+    rng = random.Random(0)
+    pods = []
+    for name in ("p0", "p1"):
+        pod, claims = claims_from_templates(
+            objects.pod(name, rng, objects.PARTITIONABLE_TEMPLATE_NAME), templates
+        )
+        cs.dra.add_claims(claims)
+        pods.append(pod)
+    assert cs.schedule_pod_anywhere(pods[0]) == "n1"
+    assert results_of(cs, "n1") == [
+        ("gpu/two-slices", "gpu-0-partition-1"),
+        ("gpu/two-slices", "gpu-0-partition-2"),
+    ]
+    assert cs.schedule_pod_anywhere(pods[1]) is None
+
+
+def test_a_flat_run_records_no_devices_setting() -> None:
+    # Runs recorded before --devices existed keep their settings and digests: "flat" is not
+    # recorded; a partitionable run records it, and its resume with flat devices is refused.
+    assert "devices" not in Settings("scale-up").resolved().record()
+    assert Settings("scale-up", devices="partitionable").record()["devices"] == "partitionable"
+    _, cs = run(Settings("scale-up", pods=4, devices="partitionable"))
+    with pytest.raises(ScenarioError, match="devices: 'partitionable' there, None asked"):
+        simulate(cs, Settings("scale-up", pods=4).resolved(), never_start, resume=True)
+
+
+@pytest.mark.parametrize(
+    ("settings", "digest"),
+    [
+        (Settings("scale-up", pods=24, node_groups=2, seed=3), "5a313ab3bc0ffedd4136f035217f28ec"),
+        (
+            Settings("scale-down", nodes=6, pods_per_node=3, seed=3),
+            "107387ea1eec54dde4eb85d8dccc7942",
+        ),
+    ],
+    ids=["scale-up", "scale-down"],
+)
+def test_flat_presets_keep_their_digests(settings: Settings, digest: str) -> None:
+    # The digests of these runs before partitionable devices were added: the flat objects,
+    # the plan record and the run are unchanged.
+    outcome, _ = run(settings)
+    assert outcome.state_digest == digest
+
+
 # -- generated scale-down -----------------------------------------------------------------------
 
 
@@ -208,8 +319,23 @@ def test_resume_ends_like_an_uninterrupted_run(tmp_path: Path) -> None:
         (Settings("scale-down", nodes=0), "--nodes must be at least 1"),
         (Settings("scale-down", pods_per_node=11), "--pods-per-node 11 cannot exceed"),
         (Settings("scale-up", gpus_per_node=4, node_groups=4), "below one GPU"),
+        (Settings("scale-up", devices="mig"), "unknown --devices 'mig'"),
+        (Settings("scale-down", devices="partitionable"), "is for generated scale-up runs"),
+        (
+            Settings("autoscale", source="dump", devices="partitionable"),
+            "--devices does not apply to autoscale",
+        ),
     ],
-    ids=["scenario", "pods", "nodes", "pods-per-node", "node-groups"],
+    ids=[
+        "scenario",
+        "pods",
+        "nodes",
+        "pods-per-node",
+        "node-groups",
+        "devices",
+        "scale-down",
+        "autoscale",
+    ],
 )
 def test_impossible_settings(settings: Settings, message: str) -> None:
     with pytest.raises(ScenarioError, match=message):

@@ -341,6 +341,24 @@ def test_a_run_records_its_feature_gates_and_resume_refuses_others(tmp_path: Pat
     assert again["resumed"] is True
 
 
+def test_partitionable_devices_are_recorded_and_resume_refuses_flat(tmp_path: Path) -> None:
+    db = str(tmp_path / "sim.db")
+    args = ["scale-up", db, "--pods", "12", "--name", "p", "--json"]
+    data = ok_json(simulate(*args, "--devices", "partitionable"))
+    assert (data["nodes_added"], data["pods_placed"]) == (2, 12)  # 8 full GPUs a node
+    assert_error(
+        simulate(*args, "--resume"), "other settings (devices: 'partitionable' there, None asked)"
+    )
+    again = ok_json(simulate(*args, "--resume", "--devices", "partitionable"))
+    assert again["resumed"] is True
+    runs = CliRunner().invoke(cli, ["runs", db])
+    assert "--devices partitionable" in runs.output
+    assert_error(
+        simulate("scale-down", db, "--nodes", "2", "--devices", "partitionable"),
+        "--devices partitionable is for generated scale-up runs",
+    )
+
+
 @pytest.mark.parametrize(
     ("gates", "fragment"),
     [

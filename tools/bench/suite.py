@@ -23,7 +23,7 @@ from tools.bench.workloads import (
     run_workload,
 )
 
-SCENARIO_WORKLOADS = ("schedule-revert", "scale-up", "scale-down")
+SCENARIO_WORKLOADS = ("schedule-revert", "scale-up", "scale-up-partitionable", "scale-down")
 WORKLOADS = (*SCENARIO_WORKLOADS, "scaling")
 
 Progress = Callable[[str], None]

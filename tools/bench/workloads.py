@@ -9,6 +9,10 @@ final state digest, so a test can check that every backend ends in the same stat
   of I pending pods (one unallocated one-GPU claim each, created up front): Fork, schedule it on
   the next node (allocating its claim), then Commit every K-th time and Revert otherwise.
 - ``scale-up`` / ``scale-down``: the two ``drasnap simulate`` scenarios, whole (set-up included).
+- ``scale-up-partitionable``: scale-up at scale-up's sizes on partitionable GPUs
+  (``drasnap simulate scale-up --devices partitionable``): each GPU whole and as slices through
+  shared counters, pods asking for a full GPU else two slices (a prioritized list). Its ratio
+  to ``scale-up`` is the price of those features in the allocator.
 - ``scaling``: fork+revert as the store grows, and commit/revert as the changed keys grow
   (see ``scaling_rows``).
 """
@@ -52,6 +56,11 @@ SIZES: dict[str, dict[str, dict[str, int]]] = {
         "quick": {"pods": 800, "node_groups": 2},
         "tiny": {"pods": 24, "node_groups": 2},
     },
+    "scale-up-partitionable": {
+        "full": {"pods": 4000, "node_groups": 1},
+        "quick": {"pods": 800, "node_groups": 2},
+        "tiny": {"pods": 24, "node_groups": 2},
+    },
     "scale-down": {
         "full": {"nodes": 800, "pods_per_node": 4},
         "quick": {"nodes": 200, "pods_per_node": 4},
@@ -76,8 +85,10 @@ def run_workload(name: str, store: VersionedStore, size: str, seed: int) -> Run:
     params = SIZES[name][size]
     if name == "schedule-revert":
         return schedule_revert(store, seed=seed, **params)
+    scenario, partitionable, _ = name.partition("-partitionable")
     settings = Settings(
-        scenario=name,
+        scenario=scenario,
+        devices="partitionable" if partitionable else "flat",
         seed=seed,
         pods=params.get("pods", 1),
         node_groups=params.get("node_groups", 1),

@@ -45,8 +45,11 @@ AUTOSCALE_SETTINGS = (
     "node_groups_file",
     "scale_down_utilization_threshold",
 )
-#: The sizes that generate a cluster; ``autoscale`` reads one (``--from``) and takes none.
-SIZES = ("pods", "gpus_per_node", "node_groups", "nodes", "pods_per_node")
+#: What scale-up's template nodes offer (tools.scenarios.objects): one device per GPU, or each
+#: GPU whole and as slices through shared counters, asked for as "a full GPU, else two slices".
+DEVICES = ("flat", "partitionable")
+#: The settings that generate a cluster; ``autoscale`` reads one (``--from``) and takes none.
+SIZES = ("pods", "gpus_per_node", "node_groups", "nodes", "pods_per_node", "devices")
 
 #: The sizes a run may have, checked before anything is built: (smallest, largest). The
 #: largest keep a run within this machine's memory (a scale-up holds every pending pod and its
@@ -77,6 +80,7 @@ class Settings:
     pods_per_node: int = 4  # scale-down
     source: str | None = None  # --from DIR: manifests instead of generated objects
     source_digest: str | None = None
+    devices: str = "flat"  # scale-up: one of DEVICES
     # Kubernetes feature gates, every one the simulation knows, resolved (1.36's defaults
     # plus --feature-gates): a resumed run must run under the same ones.
     feature_gates: dict[str, bool] = field(default_factory=resolve_feature_gates)
@@ -124,6 +128,15 @@ class Settings:
                 f"--pods-per-node {self.pods_per_node} cannot exceed --gpus-per-node "
                 f"{self.gpus_per_node}: each pod holds one GPU"
             )
+        if self.devices not in DEVICES:
+            raise ScenarioError(
+                f"unknown --devices {self.devices!r}: choose {' or '.join(DEVICES)}"
+            )
+        if self.devices != "flat" and (self.scenario != "scale-up" or self.source is not None):
+            raise ScenarioError(
+                f"--devices {self.devices} is for generated scale-up runs (not scale-down, "
+                "not --from, whose manifests say what the nodes offer)"
+            )
         if self.scenario == "scale-up" and self.gpus >> (self.node_groups - 1) < 1:
             raise ScenarioError(
                 f"--node-groups {self.node_groups} halves --gpus-per-node {self.gpus_per_node} "
@@ -159,10 +172,15 @@ class Settings:
             )
 
     def record(self) -> dict[str, Any]:
+        """The settings as the run's plan records them. Settings newer than a scenario's
+        first runs are left out when they have their default, so those runs keep their records
+        and state digests: the autoscale ones outside autoscale, ``devices`` when "flat"."""
         record = asdict(self)
         if self.scenario != "autoscale":
             for name in AUTOSCALE_SETTINGS:
                 del record[name]
+        if record["devices"] == "flat":
+            del record["devices"]
         return record
 
 

@@ -84,23 +84,27 @@ def build(settings: Settings, *, strict: bool = False) -> Cluster:
 
 def _generated_scale_up(s: Settings) -> Cluster:
     rng = random.Random(s.seed)
-    templates = {f"{objects.NAMESPACE}/{objects.TEMPLATE_NAME}": objects.claim_template()}
+    partitionable = s.devices == "partitionable"
+    template = objects.partitionable_claim_template() if partitionable else objects.claim_template()
+    template_name = template["metadata"]["name"]
+    templates = {f"{objects.NAMESPACE}/{template_name}": template}
     cluster = Cluster(classes=[objects.device_class()])
     names = [f"pending-{i:05d}" for i in range(s.pods)]
     rng.shuffle(names)  # the seed decides the order the estimator sees them in
     for name in names:
-        pod, claims = claims_from_templates(objects.pod(name, rng), templates)
+        pod, claims = claims_from_templates(objects.pod(name, rng, template_name), templates)
         cluster.pending.append(pod)
         cluster.claims.extend(claims)
     for i in range(s.node_groups):
         group = f"group-{i}"
-        template = f"{group}-template"
+        node_name = f"{group}-template"
         gpus = s.gpus >> i  # each further group has half the GPUs per node
-        cluster.groups.append(
-            NodeGroup(
-                group, objects.node(template, group=group), [objects.gpu_slice(template, gpus)]
-            )
+        slices = (
+            objects.partitionable_gpu_slices(node_name, gpus)
+            if partitionable
+            else [objects.gpu_slice(node_name, gpus)]
         )
+        cluster.groups.append(NodeGroup(group, objects.node(node_name, group=group), slices))
     return cluster
 
 

@@ -207,7 +207,7 @@ def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
 
 def _differences(have: dict[str, Any], want: dict[str, Any], prefix: str = "") -> str:
     parts = []
-    for key in want:
+    for key in [*want, *(k for k in have if k not in want)]:  # a setting recorded only if set
         there, asked = have.get(key), want.get(key)
         if there == asked:
             continue
