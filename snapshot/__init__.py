@@ -27,7 +27,8 @@ snapshot: the binpacking estimator, the expanders, the drain rules and node util
 Snapshots: ``dra`` is the DRA snapshot (claims, slices and classes on a store), served to the
 scheduler through ``dra_listers`` and kept fast by the store followers of ``dra_index``
 (allocated devices, slice and class lists); ``cluster`` is the cluster snapshot (nodes and pods
-beside it, scheduling), with the pods-per-node follower of ``pod_index``; ``scheduling`` holds
+beside it, scheduling), with the pods-per-node follower of ``pod_index`` and the ``placement``
+index (which nodes could hold a pod, found without visiting the full ones); ``scheduling`` holds
 kube-scheduler's Filter plugins and its "why not here" message. ``allocation_history`` derives
 allocation events and claim summaries from a journal, and ``allocation_view`` says the same as an
 SQL view; ``errors`` is the error tree.
