@@ -5,18 +5,26 @@ Store kinds added to the DRA ones: ``Node`` (key: node name; value: the Node) an
 in cluster-autoscaler's snapshot). Fork, Commit and Revert go through the DRA snapshot, so every
 kind moves in lock-step.
 
-In memory only: which pods are on which node (read by every fit check), a follower of the store
-(:mod:`snapshot.pod_index`) like the DRA snapshot's indexes, so it stays right whatever forks,
-commits or reverts the store.
+In memory only: which pods are on which node and what they request there (read by every fit
+check), a follower of the store (:mod:`snapshot.pod_index`) like the DRA snapshot's indexes, so
+it stays right whatever forks, commits or reverts the store.
 
-Scheduling a pod (``schedule_pod``) follows PredicateSnapshot.SchedulePod: the pod's claims
-must be tracked; its CPU, memory and pod-count requests must fit the node's allocatable minus
-the pods already there; its unallocated claims are allocated together on that node (the
+Scheduling a pod (``schedule_pod``) follows PredicateSnapshot.SchedulePod: the pod must pass
+kube-scheduler's filters on the node (``snapshot.scheduling``: the snapshot is their
+``ClusterView``, and the DRA snapshot their DynamicResources backend): node name, selectors and
+affinity, taints, unschedulable nodes, host ports, resource fit, topology spread, inter-pod
+affinity; then DRA: the pod's claims must be tracked, those allocated already must be
+available on the node, and its unallocated claims are allocated together on that node (the
 structured allocator, with every allocated device excluded) and stored through
 ``signal_claim_pending_allocation``; then the pod is reserved on all its claims, every claim is
 checked to be allocated and available on the node, and the pod is bound. Like upstream, there is
 no rollback when the reservation step fails after allocating. Upstream:
 ``cluster-autoscaler/simulator/clustersnapshot/predicate/predicate_snapshot.go``.
+
+``schedule_pod_anywhere`` skips, before running the filters, the nodes whose CPU, memory or pod
+count is short and, for a pod needing a device, those without a free one: both are what the
+filters would refuse, and this loop runs over every node. ``fit_error`` gives the scheduler's
+``0/N nodes are available: ...`` answer for a pod that fits nowhere.
 """
 
 from __future__ import annotations
@@ -49,7 +57,22 @@ from snapshot.node_selectors import node_selector_matches
 from snapshot.objects import KubeObject, name_of
 from snapshot.pod_index import NOTHING as _NOTHING
 from snapshot.pod_index import PodIndex
-from snapshot.pods import Resources, node_allocatable, node_name_of, pod_requests
+from snapshot.pods import Resources, node_allocatable, node_name_of
+from snapshot.scheduling import (
+    CANNOT_ALLOCATE_ALL_CLAIMS,
+    CLAIM_NOT_AVAILABLE_ON_NODE,
+    NAMESPACE_NAME_LABEL,
+    Fit,
+    FitError,
+    NodeFacts,
+    PodCycle,
+    PodFacts,
+    Requests,
+    default_plugins,
+    dra_extended_resource_classes,
+    node_facts,
+    pod_facts,
+)
 from store import Store, VersionedStore
 
 
@@ -58,7 +81,6 @@ class _Pod:
     """A pod about to be placed: what every node it is tried on needs to know."""
 
     key: str
-    requests: Resources
     allocated: list[KubeObject]  # its claims that are allocated already
     pending: dict[str, KubeObject]  # its claims to allocate, by key
     needs_free_device: bool
@@ -95,6 +117,8 @@ class ClusterSnapshot:
         self._pods = PodIndex()
         self._pods.rebuild(store.items(POD_KIND))
         store.follow([POD_KIND], self._pods)
+        self._dra_filter = _DraFilter(self)
+        self._plugins = default_plugins(self._dra_filter, self._dra_resource_names)
 
     @classmethod
     def open(
@@ -166,8 +190,28 @@ class ClusterSnapshot:
         return self._store.count(POD_KIND)
 
     def free_resources(self, node: KubeObject) -> Resources:
-        """The node's allocatable minus what the pods on it request."""
-        return _allocatable(node) - self._pods.used.get(name_of(node), _NOTHING)
+        """The node's CPU, memory and pod count minus what the pods on it request."""
+        used = self._pods.requested.get(name_of(node), _NOTHING)
+        return node_allocatable(node) - Resources(used.cpu, used.memory, used.pods)
+
+    # -- the filters' ClusterView --------------------------------------------------------------
+
+    def requested(self, name: str) -> Requests:
+        """What the pods on node ``name`` request together (``NodeInfo.Requested``)."""
+        return self._pods.requested.get(name, _NOTHING)
+
+    def pods_with_required_anti_affinity(self) -> Iterable[tuple[KubeObject, str]]:
+        get = self._store.get
+        for key, node in sorted(self._pods.anti_affinity.items()):
+            yield get(POD_KIND, key), node
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        # Namespace objects are not held: only the label the API server always sets is known
+        # (pod_warnings names the selectors this leaves unmatched).
+        return {NAMESPACE_NAME_LABEL: namespace}
+
+    def _dra_resource_names(self) -> AbstractSet[str]:
+        return dra_extended_resource_classes(self.dra.device_classes.list()).keys()
 
     # -- nodes ---------------------------------------------------------------------------------
 
@@ -245,44 +289,62 @@ class ClusterSnapshot:
         """Place a pod on a node, allocating its unallocated claims there (SchedulePod).
 
         Raises:
-            SchedulingError: the node is unknown, the pod does not fit, or its claims cannot be
-                allocated, reserved or used on that node (the message says which).
+            SchedulingError: the node is unknown, the pod is on a node already, or a filter
+                refuses the node (the message gives the scheduler's reasons), or its claims
+                cannot be reserved or used on that node.
             NotFoundError: the pod references a claim that is not tracked.
         """
-        placement = self._plan(self._prepare(pod), node_name)
-        if isinstance(placement, str):
-            raise SchedulingError(placement)
-        self._apply(pod, placement)
+        node: KubeObject | None = self._store.get(NODE_KIND, node_name)
+        if node is None:
+            raise SchedulingError(f"node {node_name!r} not found in the snapshot")
+        key = key_of(pod)
+        if key in self._pods.node_of:
+            raise SchedulingError(f"pod {key} is already on node {self._pods.node_of[key][0]}")
+        cycle, dra = self._cycle(pod)
+        refused = cycle.filter(node_name)
+        if refused is not None:
+            raise SchedulingError(f"pod {key} does not fit on node {node_name}: {refused.message}")
+        self._apply(pod, _placement_on(node, dra))
 
     def schedule_pod_anywhere(
         self, pod: KubeObject, nodes: Sequence[str] | None = None
     ) -> str | None:
         """Place the pod on the first node (in ``nodes`` order, else by name) where it fits.
 
-        Returns the node's name, or None when it fits nowhere (nothing is written then).
+        Returns the node's name, or None when it fits nowhere (nothing is written then;
+        ``fit_error`` says why).
 
         Raises:
             NotFoundError: the pod references a claim that is not tracked.
         """
-        prepared = self._prepare(pod)
-        if prepared.key in self._pods.node_of:
+        facts = pod_facts(pod)
+        if facts.key in self._pods.node_of:
             return None  # already on a node: placing it again is refused everywhere
-        # Nodes _plan would refuse for resources or for want of a free device are skipped with
-        # the cheap checks first: this loop runs for every node of the cluster.
-        want = prepared.requests
+        cycle: PodCycle | None = None
+        dra: _DraState | None = None
+        # Nodes the filters would refuse for CPU, memory or pod count, or for want of a free
+        # device, are skipped with the cheap checks first: this loop runs for every node.
+        want = facts.requests
+        cpu, memory = want.cpu, want.memory
         get = self._store.get
-        used_on = self._pods.used.get
+        used_on = self._pods.requested.get
         allocated = self.dra.resource_claims.allocated_by_pool()
-        global_slices = get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
-        check_devices = prepared.needs_free_device and not (
-            global_slices and _free_in(_slice_list_devices(global_slices)[1], allocated)
-        )
+        check_devices: bool | None = None
         for node_name in self.node_names() if nodes is None else nodes:
             node: KubeObject | None = get(NODE_KIND, node_name)
             if node is None:
                 continue
-            if not want.fits_beside(used_on(node_name, _NOTHING), _allocatable(node)):
+            have = node_facts(node).allocatable
+            used = used_on(node_name, _NOTHING)
+            if (
+                used.pods + 1 > have.pods
+                or (cpu > 0 and cpu + used.cpu > have.cpu)
+                or (memory > 0 and memory + used.memory > have.memory)
+            ):
                 continue
+            if cycle is None:
+                cycle, dra = self._cycle(pod)
+                check_devices = dra is not None and _no_free_global_device(self, dra, allocated)
             if check_devices:
                 local = get(SLICE_KIND, node_name)
                 if not local:
@@ -290,11 +352,21 @@ class ClusterSnapshot:
                 spread, pools = _slice_list_devices(local)
                 if not spread and not _free_in(pools, allocated):
                     continue
-            placement = self._plan(prepared, node_name)
-            if not isinstance(placement, str):
-                self._apply(pod, placement)
+            if cycle.filter(node_name) is None:
+                self._apply(pod, _placement_on(node, dra))
                 return node_name
         return None
+
+    def fit_error(self, pod: KubeObject, nodes: Sequence[str] | None = None) -> FitError:
+        """Why the pod fits none of ``nodes`` (every node by default), in kube-scheduler's
+        words: ``0/N nodes are available: ...`` and the reason of each node.
+
+        Raises:
+            SchedulingError: the pod fits one of the nodes.
+            NotFoundError: the pod references a claim that is not tracked.
+        """
+        cycle, _ = self._cycle(pod)
+        return cycle.fit_error(nodes)
 
     def unschedule_pod(self, namespace: str, name: str) -> KubeObject:
         """Take a pod off its node: its reservations go, its own claims are deallocated, and
@@ -319,7 +391,14 @@ class ClusterSnapshot:
     def _put_pod(self, pod: KubeObject) -> None:
         self._store.put(POD_KIND, key_of(pod), pod)
 
-    def _prepare(self, pod: KubeObject) -> _Pod:
+    def _cycle(self, pod: KubeObject) -> tuple[PodCycle, _DraState | None]:
+        """A scheduling attempt of ``pod`` on the cluster as it is, and its DRA state (None
+        when the pod uses no DRA), which keeps the allocation found on each node it fits."""
+        self._dra_filter.last = None
+        cycle = PodCycle(self._plugins, pod, self)
+        return cycle, self._dra_filter.last
+
+    def _prepare(self, pod: KubeObject, fit: Fit | None = None) -> _Pod:
         """What placing ``pod`` needs, whatever the node: worked out once per pod.
 
         Raises:
@@ -337,48 +416,27 @@ class ClusterSnapshot:
                 pending.setdefault(key_of(claim), claim)
         return _Pod(
             key_of(pod),
-            pod_requests(pod),
             allocated,
             pending,
             bool(pending) and _needs_free_device(pending.values()),
         )
 
-    def _plan(self, pod: _Pod, node_name: str) -> _Placement | str:
-        """The writes that would schedule the pod on ``node_name``, or why it cannot go there."""
+    def _plan(self, pod: _Pod, node_name: str) -> _Placement | tuple[str, ...]:
+        """The DRA writes that would schedule the pod on ``node_name``, or the scheduler's
+        reasons why its claims cannot be used there (DynamicResources' Filter)."""
         node: KubeObject | None = self._store.get(NODE_KIND, node_name)
         if node is None:
-            return f"node {node_name!r} not found in the snapshot"
-        key = pod.key
-        if key in self._pods.node_of:
-            return f"pod {key} is already on node {self._pods.node_of[key][0]}"
-        want = pod.requests
-        alloc = _allocatable(node)
-        used = self._pods.used.get(node_name, _NOTHING)
-        if not want.fits_beside(used, alloc):
-            free = alloc - used
-            short = [
-                what
-                for what, need, have in (
-                    ("cpu", want.cpu, free.cpu),
-                    ("memory", want.memory, free.memory),
-                    ("pods", want.pods, free.pods),
-                )
-                if need > have
-            ]
-            return f"pod {key} does not fit on node {node_name}: insufficient {', '.join(short)}"
+            return (f"node {node_name!r} not found in the snapshot",)
         labels = (node.get("metadata") or {}).get("labels") or {}
         for claim in pod.allocated:
             if not _available_on(claim, node_name, labels):
-                return (
-                    f"pod {key} needs claim {key_of(claim)} to schedule, but it is allocated "
-                    f"to another node than {node_name}"
-                )
+                return (CLAIM_NOT_AVAILABLE_ON_NODE,)
         if not pod.pending:
             return _Placement(node, [])
         slices = self._slices_for(node_name)
         allocated = self.dra.resource_claims.allocated_by_pool()
         if pod.needs_free_device and not _free_in(map(_device_names, slices), allocated):
-            return f"no free device on node {node_name} for pod {key}'s claims"
+            return (CANNOT_ALLOCATE_ALL_CLAIMS,)  # no free device: the allocator would fail
         results = allocate(
             node,
             list(pod.pending.values()),
@@ -387,7 +445,7 @@ class ClusterSnapshot:
             allocated_devices=self.dra.resource_claims.allocated_devices_view(),
         )
         if results is None:
-            return f"cannot allocate the devices of pod {key}'s claims on node {node_name}"
+            return (CANNOT_ALLOCATE_ALL_CLAIMS,)
         return _Placement(node, list(zip(pod.pending.values(), results, strict=True)))
 
     def _apply(self, pod: KubeObject, placement: _Placement) -> None:
@@ -431,6 +489,54 @@ class ClusterSnapshot:
         return [*local, *global_slices] if global_slices else list(local)
 
 
+@dataclass
+class _DraState:
+    """DynamicResources' state for one pod: what it needs, and the placement found per node."""
+
+    pod: _Pod
+    placements: dict[str, _Placement]
+
+
+class _DraFilter:
+    """The DynamicResources backend (``snapshot.scheduling.DraBackend``) on the snapshot."""
+
+    def __init__(self, cluster: ClusterSnapshot) -> None:
+        self.cluster = cluster
+        self.last: _DraState | None = None  # the state of the newest PreFilter, for _cycle
+
+    def prepare(self, pod: PodFacts, fit: Fit) -> _DraState | None:
+        prepared = self.cluster._prepare(pod.pod, fit)
+        if not prepared.allocated and not prepared.pending:
+            return None
+        self.last = _DraState(prepared, {})
+        return self.last
+
+    def check(self, state: _DraState, node: NodeFacts) -> tuple[str, ...] | None:
+        placement = self.cluster._plan(state.pod, node.name)
+        if isinstance(placement, tuple):
+            return placement
+        state.placements[node.name] = placement
+        return None
+
+
+def _placement_on(node: KubeObject, dra: _DraState | None) -> _Placement:
+    """What the filters found for the pod on ``node``, which they let it onto."""
+    if dra is None:
+        return _Placement(node, [])
+    return dra.placements[name_of(node)]
+
+
+def _no_free_global_device(
+    cluster: ClusterSnapshot, dra: _DraState, allocated: Mapping[PoolKey, AbstractSet[str]]
+) -> bool:
+    """Whether the pod needs a free device that the global slices cannot give: then only
+    nodes with a free local device are worth filtering."""
+    if not dra.pod.needs_free_device:
+        return False
+    global_slices = cluster.store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
+    return not (global_slices and _free_in(_slice_list_devices(global_slices)[1], allocated))
+
+
 _Derived = TypeVar("_Derived")
 _Cache = dict[int, tuple[Any, Any]]
 
@@ -449,15 +555,10 @@ def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _
     return value
 
 
-_ALLOCATABLE: _Cache = {}
 _DEVICE_NAMES: _Cache = {}
 _SLICE_LISTS: _Cache = {}
 PoolKey = tuple[str, str]
 PoolDevices = tuple[PoolKey, frozenset[str]]
-
-
-def _allocatable(node: KubeObject) -> Resources:
-    return _remembered(_ALLOCATABLE, node, node_allocatable)
 
 
 def _names_of_devices(slice_: KubeObject) -> PoolDevices:

@@ -122,7 +122,8 @@ def assert_follows(cs: ClusterSnapshot) -> None:
         n: set(keys) for n, keys in nonempty(fresh_pods.by_node).items()
     }
     assert pods.node_of == fresh_pods.node_of
-    assert nonempty(pods.used) == nonempty(fresh_pods.used)
+    assert nonempty(pods.requested) == nonempty(fresh_pods.requested)
+    assert pods.anti_affinity == fresh_pods.anti_affinity
 
 
 class FollowerMachine(RuleBasedStateMachine):
