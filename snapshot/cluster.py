@@ -72,6 +72,7 @@ from snapshot.scheduling import (
     dra_extended_resource_classes,
     node_facts,
     pod_facts,
+    share_pod_facts,
 )
 from store import Store, VersionedStore
 
@@ -323,13 +324,15 @@ class ClusterSnapshot:
         cycle: PodCycle | None = None
         dra: _DraState | None = None
         # Nodes the filters would refuse for CPU, memory or pod count, or for want of a free
-        # device, are skipped with the cheap checks first: this loop runs for every node.
+        # device, are skipped with the cheap checks first: this loop runs for every node, and
+        # the filters run only on the nodes that pass them.
         want = facts.requests
         cpu, memory = want.cpu, want.memory
         get = self._store.get
         used_on = self._pods.requested.get
         allocated = self.dra.resource_claims.allocated_by_pool()
-        check_devices: bool | None = None
+        prepared = self._prepare(pod) if facts.spec.get("resourceClaims") else None
+        check_devices = prepared is not None and _no_free_global_device(self, prepared, allocated)
         for node_name in self.node_names() if nodes is None else nodes:
             node: KubeObject | None = get(NODE_KIND, node_name)
             if node is None:
@@ -342,9 +345,6 @@ class ClusterSnapshot:
                 or (memory > 0 and memory + used.memory > have.memory)
             ):
                 continue
-            if cycle is None:
-                cycle, dra = self._cycle(pod)
-                check_devices = dra is not None and _no_free_global_device(self, dra, allocated)
             if check_devices:
                 local = get(SLICE_KIND, node_name)
                 if not local:
@@ -352,6 +352,8 @@ class ClusterSnapshot:
                 spread, pools = _slice_list_devices(local)
                 if not spread and not _free_in(pools, allocated):
                     continue
+            if cycle is None:
+                cycle, dra = self._cycle(pod, prepared)
             if cycle.filter(node_name) is None:
                 self._apply(pod, _placement_on(node, dra))
                 return node_name
@@ -391,11 +393,18 @@ class ClusterSnapshot:
     def _put_pod(self, pod: KubeObject) -> None:
         self._store.put(POD_KIND, key_of(pod), pod)
 
-    def _cycle(self, pod: KubeObject) -> tuple[PodCycle, _DraState | None]:
+    def _cycle(
+        self, pod: KubeObject, prepared: _Pod | None = None
+    ) -> tuple[PodCycle, _DraState | None]:
         """A scheduling attempt of ``pod`` on the cluster as it is, and its DRA state (None
-        when the pod uses no DRA), which keeps the allocation found on each node it fits."""
+        when the pod uses no DRA), which keeps the allocation found on each node it fits.
+        ``prepared``: the pod's claims as ``_prepare`` found them just now, not redone."""
         self._dra_filter.last = None
-        cycle = PodCycle(self._plugins, pod, self)
+        self._dra_filter.ready = prepared
+        try:
+            cycle = PodCycle(self._plugins, pod, self)
+        finally:
+            self._dra_filter.ready = None
         return cycle, self._dra_filter.last
 
     def _prepare(self, pod: KubeObject, fit: Fit | None = None) -> _Pod:
@@ -503,9 +512,12 @@ class _DraFilter:
     def __init__(self, cluster: ClusterSnapshot) -> None:
         self.cluster = cluster
         self.last: _DraState | None = None  # the state of the newest PreFilter, for _cycle
+        self.ready: _Pod | None = None  # the pod's claims, when _cycle was given them
 
     def prepare(self, pod: PodFacts, fit: Fit) -> _DraState | None:
-        prepared = self.cluster._prepare(pod.pod, fit)
+        prepared = self.ready
+        if prepared is None or prepared.key != pod.key:
+            prepared = self.cluster._prepare(pod.pod, fit)
         if not prepared.allocated and not prepared.pending:
             return None
         self.last = _DraState(prepared, {})
@@ -527,11 +539,11 @@ def _placement_on(node: KubeObject, dra: _DraState | None) -> _Placement:
 
 
 def _no_free_global_device(
-    cluster: ClusterSnapshot, dra: _DraState, allocated: Mapping[PoolKey, AbstractSet[str]]
+    cluster: ClusterSnapshot, pod: _Pod, allocated: Mapping[PoolKey, AbstractSet[str]]
 ) -> bool:
     """Whether the pod needs a free device that the global slices cannot give: then only
     nodes with a free local device are worth filtering."""
-    if not dra.pod.needs_free_device:
+    if not pod.needs_free_device:
         return False
     global_slices = cluster.store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
     return not (global_slices and _free_in(_slice_list_devices(global_slices)[1], allocated))
@@ -613,10 +625,14 @@ def _available_on(claim: KubeObject, node_name: str, labels: Mapping[str, str]) 
 
 
 def _bound(pod: KubeObject, node_name: str) -> KubeObject:
-    return {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
+    bound = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
+    share_pod_facts(pod, bound)
+    return bound
 
 
 def _unbound(pod: KubeObject) -> KubeObject:
     spec = dict(pod.get("spec") or {})
     spec.pop("nodeName", None)
-    return {**pod, "spec": spec}
+    unbound = {**pod, "spec": spec}
+    share_pod_facts(pod, unbound)
+    return unbound

@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol, TypeVar
 from snapshot.kinds import namespace_or_default
 from snapshot.objects import KubeObject
 from snapshot.scheduling.matchers import NO_SCHEDULE_EFFECTS, Taint
-from snapshot.scheduling.pod_requests import compute_pod_requests
+from snapshot.scheduling.pod_requests import compute_pod_requests, status_counts
 from snapshot.scheduling.resources import Requests, node_allocatable_requests
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "StaticCluster",
     "node_facts",
     "pod_facts",
+    "share_pod_facts",
 ]
 
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
@@ -159,6 +160,8 @@ def _spec_requests(pod: PodFacts) -> Requests:
 
 
 def _status_requests(pod: PodFacts) -> Requests:
+    if not status_counts(pod.pod):
+        return pod.requests  # the same, derived once
     return compute_pod_requests(pod.pod, use_status=True)
 
 
@@ -237,3 +240,24 @@ class StaticCluster:
             return {NAMESPACE_NAME_LABEL: namespace}
         labels = self._namespaces.get(namespace, {})
         return {NAMESPACE_NAME_LABEL: namespace, **labels}
+
+
+def share_pod_facts(original: KubeObject, copy: KubeObject) -> None:
+    """Give ``copy``, the same pod bound to a node or taken off one (nothing but
+    ``spec.nodeName`` differs), what was derived from ``original``: requests, terms and
+    ports do not depend on the node name, and a placement then costs no new derivation.
+    """
+    facts = pod_facts(original)
+    facts.placed_requests  # noqa: B018  # derived now, so the copy shares it
+    shared = PodFacts(
+        pod=copy,
+        key=facts.key,
+        namespace=facts.namespace,
+        labels=facts.labels,
+        spec=copy.get("spec") or {},
+        terminating=facts.terminating,
+        _derived=dict(facts._derived),
+    )
+    if len(_PODS) > _CACHE_LIMIT:
+        _PODS.clear()
+    _PODS[id(copy)] = (copy, shared)
