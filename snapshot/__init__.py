@@ -77,12 +77,14 @@ from snapshot.kinds import (
     object_key,
 )
 from snapshot.manifests import Manifests, load_manifests, parse_manifests
+from snapshot.pod_failures import POD_FAILURE_KIND, POD_FAILURES_VIEW, PodFailure
 from snapshot.taint_rules import apply_device_taint_rules
 from snapshot.validation import as_model, validate
 from store import register_view
 
 # Every store a process using the snapshot opens for writing holds the allocation_events view.
 register_view(ALLOCATION_EVENTS)
+register_view(POD_FAILURES_VIEW)  # (after it: a view may read only those registered before)
 
 __all__ = [
     "AllocatedDevice",
@@ -99,6 +101,8 @@ __all__ = [
     "FeatureGate",
     "KUBERNETES_VERSION",
     "Manifests",
+    "POD_FAILURE_KIND",
+    "PodFailure",
     "ResourceClaimTracker",
     "ResourceSliceLister",
     "allocate",
