@@ -2,8 +2,8 @@
 
 Objects are wire-format dicts (camelCase, as ``kubectl get -o json`` prints them), validated
 with the official kubernetes client models on the way in. This package knows no SQL: it uses
-only what ``store`` exports (its one SQL text, the ``allocation_events`` view, is handed to the
-store to create).
+only what ``store`` exports (its SQL texts, the ``allocation_events`` and ``pod_failures``
+views, are handed to the store to create).
 
 The package, module by module.
 
@@ -27,7 +27,8 @@ scheduler through ``dra_listers`` and kept fast by the store followers of ``dra_
 beside it, scheduling), with the pods-per-node follower of ``pod_index``; ``scheduling`` holds
 kube-scheduler's Filter plugins and its "why not here" message. ``allocation_history`` derives
 allocation events and claim summaries from a journal, and ``allocation_view`` says the same as an
-SQL view; ``errors`` is the error tree.
+SQL view; ``pod_failures`` is the record a run keeps of a pod it could not place, with its SQL
+view; ``errors`` is the error tree.
 """
 
 from snapshot.allocation.fields import check_supported, unsupported_fields
