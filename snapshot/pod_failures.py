@@ -68,13 +68,16 @@ class PodFailure:
         """Raises: ObjectValidationError: ``data`` is not a PodFailure's value."""
         if not isinstance(data, Mapping) or "fit_error" not in data:
             raise ObjectValidationError(f"{POD_FAILURE_KIND} {pod}: not a pod failure: {data!r}")
-        groups = data.get("node_groups") or {}
-        return cls(
-            pod,
-            FitError.from_json(data["fit_error"]),
-            {g: NodeResult.from_json(r) if r is not None else None for g, r in groups.items()},
-            str(data.get("context") or ""),
-        )
+        try:
+            groups = data.get("node_groups") or {}
+            return cls(
+                pod,
+                FitError.from_json(data["fit_error"]),
+                {g: NodeResult.from_json(r) if r is not None else None for g, r in groups.items()},
+                str(data.get("context") or ""),
+            )
+        except (ObjectValidationError, AttributeError, TypeError) as exc:
+            raise ObjectValidationError(f"{POD_FAILURE_KIND} {pod}: {exc}") from exc
 
 
 _SQLITE = """
