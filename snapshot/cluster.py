@@ -37,7 +37,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from snapshot.allocator import allocate
-from snapshot.claims import is_allocated
+from snapshot.claims import is_allocated, with_pod_reservation
 from snapshot.dra import DraSnapshot
 from snapshot.errors import (
     AlreadyTrackedError,
@@ -45,7 +45,14 @@ from snapshot.errors import (
     ReservationError,
     SchedulingError,
 )
+from snapshot.extended_claims import (
+    extended_claim,
+    extended_claim_key,
+    with_extended_claim_status,
+    without_extended_claim_status,
+)
 from snapshot.kinds import (
+    CLAIM_KIND,
     NODE_KIND,
     NON_LOCAL_SLICES_KEY,
     POD_KIND,
@@ -62,6 +69,7 @@ from snapshot.scheduling import (
     CANNOT_ALLOCATE_ALL_CLAIMS,
     CLAIM_NOT_AVAILABLE_ON_NODE,
     NAMESPACE_NAME_LABEL,
+    ExtendedResourceRequest,
     Fit,
     FitError,
     NodeFacts,
@@ -70,6 +78,7 @@ from snapshot.scheduling import (
     Requests,
     default_plugins,
     dra_extended_resource_classes,
+    extended_resource_requests,
     node_facts,
     pod_facts,
     share_pod_facts,
@@ -85,6 +94,12 @@ class _Pod:
     allocated: list[KubeObject]  # its claims that are allocated already
     pending: dict[str, KubeObject]  # its claims to allocate, by key
     needs_free_device: bool
+    obj: KubeObject | None = None  # the pod (set when it has DRA-backed extended resources)
+    # Its requests of extended resources a DeviceClass provides (DRAExtendedResource); on a
+    # node that does not advertise one, the scheduler's extended-resource claim serves it.
+    extended: tuple[ExtendedResourceRequest, ...] = ()
+    extended_claim: KubeObject | None = None  # that claim, on the node being tried
+    extended_requests: tuple[ExtendedResourceRequest, ...] = ()  # and what it requests
 
 
 @dataclass
@@ -93,6 +108,7 @@ class _Placement:
 
     node: KubeObject
     allocations: list[tuple[KubeObject, dict[str, Any]]]  # (claim, status.allocation)
+    extended: tuple[KubeObject, tuple[ExtendedResourceRequest, ...]] | None = None
 
 
 class ClusterSnapshot:
@@ -280,6 +296,7 @@ class ClusterSnapshot:
             raise NotFoundError(f"node {name!r} not found in the snapshot")
         for pod in self.pods_on_node(name):
             self.dra.remove_pod_owned_claims(pod)
+            self._drop_extended_claim(pod)
             self._store.delete(POD_KIND, key_of(pod))
         self.dra.remove_node_resource_slices(name)
         self._store.delete(NODE_KIND, name)
@@ -385,10 +402,18 @@ class ClusterSnapshot:
             raise NotFoundError(f"pod {key} not found on any node")
         if (pod.get("spec") or {}).get("resourceClaims"):
             self.dra.unreserve_pod_claims(pod)
+        self._drop_extended_claim(pod)
         self._store.delete(POD_KIND, key)
-        return _unbound(pod)
+        return without_extended_claim_status(_unbound(pod))
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _drop_extended_claim(self, pod: KubeObject) -> None:
+        """The scheduler's extended-resource claim goes with the pod's binding: a new one is
+        made when it is placed again."""
+        key = extended_claim_key(pod)
+        if key is not None and self._store.get(CLAIM_KIND, key) is not None:
+            self._store.delete(CLAIM_KIND, key)
 
     def _put_pod(self, pod: KubeObject) -> None:
         self._store.put(POD_KIND, key_of(pod), pod)
@@ -423,11 +448,43 @@ class ClusterSnapshot:
                 allocated.append(claim)
             else:
                 pending.setdefault(key_of(claim), claim)
+        extended: tuple[ExtendedResourceRequest, ...] = ()
+        if fit is not None and fit.dra_backed:
+            by_resource = dra_extended_resource_classes(self.dra.device_classes.list())
+            extended = tuple(
+                r
+                for r in extended_resource_requests(pod, by_resource)
+                if r.resource in fit.dra_backed
+            )
         return _Pod(
             key_of(pod),
             allocated,
             pending,
             bool(pending) and _needs_free_device(pending.values()),
+            pod if extended else None,
+            extended,
+        )
+
+    def _on_node(self, pod: _Pod, node: KubeObject) -> _Pod:
+        """``pod`` as tried on ``node``: with the scheduler's extended-resource claim for the
+        DRA-backed resources the node does not advertise itself (they are left to DRA)."""
+        if not pod.extended:
+            return pod
+        have = node_facts(node).allocatable
+        needed = tuple(r for r in pod.extended if have.scalar(r.resource) <= 0)
+        if not needed:
+            return pod
+        assert pod.obj is not None
+        claim = extended_claim(pod.obj, needed)
+        return _Pod(
+            pod.key,
+            pod.allocated,
+            {**pod.pending, key_of(claim): claim},
+            True,
+            pod.obj,
+            pod.extended,
+            claim,
+            needed,
         )
 
     def _plan(self, pod: _Pod, node_name: str) -> _Placement | tuple[str, ...]:
@@ -436,6 +493,7 @@ class ClusterSnapshot:
         node: KubeObject | None = self._store.get(NODE_KIND, node_name)
         if node is None:
             return (f"node {node_name!r} not found in the snapshot",)
+        pod = self._on_node(pod, node)
         labels = (node.get("metadata") or {}).get("labels") or {}
         for claim in pod.allocated:
             if not _available_on(claim, node_name, labels):
@@ -455,7 +513,10 @@ class ClusterSnapshot:
         )
         if results is None:
             return (CANNOT_ALLOCATE_ALL_CLAIMS,)
-        return _Placement(node, list(zip(pod.pending.values(), results, strict=True)))
+        extended = None
+        if pod.extended_claim is not None:
+            extended = (pod.extended_claim, pod.extended_requests)
+        return _Placement(node, list(zip(pod.pending.values(), results, strict=True)), extended)
 
     def _apply(self, pod: KubeObject, placement: _Placement) -> None:
         node_name = name_of(placement.node)
@@ -465,6 +526,13 @@ class ClusterSnapshot:
             status["allocation"] = allocation
             allocated[key_of(claim)] = {**claim, "status": status}
         bound = _bound(pod, node_name)
+        if placement.extended is not None:
+            # PreBind creates the extended-resource claim, allocated and reserved for the pod,
+            # and records it in the pod's status.
+            claim, requests = placement.extended
+            made = allocated.pop(key_of(claim))
+            self.dra.add_claims([with_pod_reservation(made, bound)])
+            bound = with_extended_claim_status(bound, claim, requests)
         if (pod.get("spec") or {}).get("resourceClaims"):
             try:
                 # Upstream's Reserve (store the allocation) and PreBind (reserve the claim for
@@ -516,9 +584,9 @@ class _DraFilter:
 
     def prepare(self, pod: PodFacts, fit: Fit) -> _DraState | None:
         prepared = self.ready
-        if prepared is None or prepared.key != pod.key:
+        if prepared is None or prepared.key != pod.key or fit.dra_backed:
             prepared = self.cluster._prepare(pod.pod, fit)
-        if not prepared.allocated and not prepared.pending:
+        if not prepared.allocated and not prepared.pending and not prepared.extended:
             return None
         self.last = _DraState(prepared, {})
         return self.last
