@@ -24,7 +24,8 @@ state, results, and which fields are implemented, ignored or refused).
 Snapshots: ``dra`` is the DRA snapshot (claims, slices and classes on a store), served to the
 scheduler through ``dra_listers`` and kept fast by the store followers of ``dra_index``
 (allocated devices, slice and class lists); ``cluster`` is the cluster snapshot (nodes and pods
-beside it, scheduling), with the pods-per-node follower of ``pod_index`` and the scheduler's
+beside it, scheduling), with the pods-per-node follower of ``pod_index``, the follower of
+``node_index`` (what the cheap pre-checks read per node) and the scheduler's
 claim for DRA-backed extended resources in ``extended_claims``; ``scheduling`` holds
 kube-scheduler's Filter plugins and its "why not here" message. ``allocation_history`` derives
 allocation events and claim summaries from a journal, and ``allocation_view`` says the same as an

@@ -30,11 +30,11 @@ filters would refuse, and this loop runs over every node. ``fit_error`` gives th
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 from snapshot.allocator import allocate
 from snapshot.claims import is_allocated, with_pod_reservation
@@ -60,6 +60,8 @@ from snapshot.kinds import (
     key_of,
     namespaced_key,
 )
+from snapshot.node_index import NodeIndex, PoolDevices, PoolKey, slice_list_devices
+from snapshot.node_index import device_names as _device_names
 from snapshot.node_selectors import node_selector_matches
 from snapshot.objects import KubeObject, name_of
 from snapshot.pod_index import NOTHING as _NOTHING
@@ -134,6 +136,9 @@ class ClusterSnapshot:
         self._pods = PodIndex()
         self._pods.rebuild(store.items(POD_KIND))
         store.follow([POD_KIND], self._pods)
+        self._nodes = NodeIndex()
+        self._nodes.rebuild(store.items(NODE_KIND), store.items(SLICE_KIND))
+        store.follow([NODE_KIND, SLICE_KIND], self._nodes)
         self._dra_filter = _DraFilter(self)
         self._plugins = default_plugins(self._dra_filter, self._dra_resource_names)
 
@@ -345,16 +350,16 @@ class ClusterSnapshot:
         # the filters run only on the nodes that pass them.
         want = facts.requests
         cpu, memory = want.cpu, want.memory
-        get = self._store.get
+        allocatable_of = self._nodes.allocatable.get
+        slices_of = self._nodes.slices.get
         used_on = self._pods.requested.get
         allocated = self.dra.resource_claims.allocated_by_pool()
         prepared = self._prepare(pod) if facts.spec.get("resourceClaims") else None
         check_devices = prepared is not None and _no_free_global_device(self, prepared, allocated)
         for node_name in self.node_names() if nodes is None else nodes:
-            node: KubeObject | None = get(NODE_KIND, node_name)
-            if node is None:
-                continue
-            have = node_facts(node).allocatable
+            have = allocatable_of(node_name)
+            if have is None:
+                continue  # no such node
             used = used_on(node_name, _NOTHING)
             if (
                 used.pods + 1 > have.pods
@@ -363,15 +368,16 @@ class ClusterSnapshot:
             ):
                 continue
             if check_devices:
-                local = get(SLICE_KIND, node_name)
-                if not local:
+                local = slices_of(node_name)
+                if local is None:
                     continue  # no local slice and no free global device
-                spread, pools = _slice_list_devices(local)
+                spread, pools = local
                 if not spread and not _free_in(pools, allocated):
                     continue
             if cycle is None:
                 cycle, dra = self._cycle(pod, prepared)
             if cycle.filter(node_name) is None:
+                node: KubeObject = self._store.get(NODE_KIND, node_name)
                 self._apply(pod, _placement_on(node, dra))
                 return node_name
         return None
@@ -558,7 +564,7 @@ class ClusterSnapshot:
 
     def _slices_for(self, node_name: str) -> list[KubeObject]:
         local: list[KubeObject] = self._store.get(SLICE_KIND, node_name) or []
-        spread = bool(local) and _slice_list_devices(local)[0]
+        spread = bool(local) and slice_list_devices(local)[0]
         if spread:
             # A pool spread over nodes: completeness needs every slice.
             return self.dra.resource_slices.list()
@@ -614,55 +620,7 @@ def _no_free_global_device(
     if not pod.needs_free_device:
         return False
     global_slices = cluster.store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
-    return not (global_slices and _free_in(_slice_list_devices(global_slices)[1], allocated))
-
-
-_Derived = TypeVar("_Derived")
-_Cache = dict[int, tuple[Any, Any]]
-
-
-def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
-    """``derive(obj)``, remembered per object: store values are never mutated (the store's
-    contract), so the object identifies what is derived from it. Each cache is bounded."""
-    hit = cache.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        value: _Derived = hit[1]
-        return value
-    if len(cache) > 100_000:
-        cache.clear()
-    value = derive(obj)
-    cache[id(obj)] = (obj, value)
-    return value
-
-
-_DEVICE_NAMES: _Cache = {}
-_SLICE_LISTS: _Cache = {}
-PoolKey = tuple[str, str]
-PoolDevices = tuple[PoolKey, frozenset[str]]
-
-
-def _names_of_devices(slice_: KubeObject) -> PoolDevices:
-    spec = slice_.get("spec") or {}
-    pool = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
-    return pool, frozenset(str(d.get("name")) for d in spec.get("devices") or ())
-
-
-def _device_names(slice_: KubeObject) -> PoolDevices:
-    """(driver, pool) and the names of the devices of a slice."""
-    return _remembered(_DEVICE_NAMES, slice_, _names_of_devices)
-
-
-def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
-    spread = any(
-        ((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1) > 1 for s in slices
-    )
-    return spread, tuple(_device_names(s) for s in slices)
-
-
-def _slice_list_devices(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
-    """Of a stored slice list (one node's, or the global one): whether a pool of it spreads
-    over several slices (then every slice counts), and the devices of each slice."""
-    return _remembered(_SLICE_LISTS, slices, _devices_of_list)
+    return not (global_slices and _free_in(slice_list_devices(global_slices)[1], allocated))
 
 
 def _free_in(pools: Iterable[PoolDevices], allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:

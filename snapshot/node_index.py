@@ -1,0 +1,104 @@
+"""What the cheap pre-checks of ``ClusterSnapshot.schedule_pod_anywhere`` read per node: a
+follower of the ``Node`` and ``ResourceSlice`` kinds.
+
+``schedule_pod_anywhere`` runs over every node of the cluster, and most nodes of a busy cluster
+are refused for CPU, memory, pod count or want of a free device before any filter runs. This
+index keeps, per node name, its allocatable (``NodeFacts.allocatable``) and the devices of its
+local slices (whether a pool spreads over several slices, and each slice's (driver, pool) and
+device names), so that each refusal costs two dictionary reads instead of two store reads and
+two parses. Like the pod index it is derived from the store (:mod:`store.followers`), so it is
+right at every depth whoever forked, committed or reverted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from snapshot.kinds import NODE_KIND, SLICE_KIND
+from snapshot.objects import KubeObject
+from snapshot.scheduling import Requests, node_facts
+
+__all__ = ["NodeIndex", "PoolDevices", "PoolKey", "device_names", "slice_list_devices"]
+
+PoolKey = tuple[str, str]
+PoolDevices = tuple[PoolKey, frozenset[str]]
+SliceDevices = tuple[bool, tuple[PoolDevices, ...]]
+
+_Derived = TypeVar("_Derived")
+_Cache = dict[int, tuple[Any, Any]]
+
+
+def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
+    """``derive(obj)``, remembered per object: store values are never mutated (the store's
+    contract), so the object identifies what is derived from it. Each cache is bounded."""
+    hit = cache.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        value: _Derived = hit[1]
+        return value
+    if len(cache) > 100_000:
+        cache.clear()
+    value = derive(obj)
+    cache[id(obj)] = (obj, value)
+    return value
+
+
+_DEVICE_NAMES: _Cache = {}
+_SLICE_LISTS: _Cache = {}
+
+
+def _names_of_devices(slice_: KubeObject) -> PoolDevices:
+    spec = slice_.get("spec") or {}
+    pool = (str(spec.get("driver")), str((spec.get("pool") or {}).get("name")))
+    return pool, frozenset(str(d.get("name")) for d in spec.get("devices") or ())
+
+
+def device_names(slice_: KubeObject) -> PoolDevices:
+    """(driver, pool) and the names of the devices of a slice."""
+    return _remembered(_DEVICE_NAMES, slice_, _names_of_devices)
+
+
+def _devices_of_list(slices: list[KubeObject]) -> SliceDevices:
+    spread = any(
+        ((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1) > 1 for s in slices
+    )
+    return spread, tuple(device_names(s) for s in slices)
+
+
+def slice_list_devices(slices: list[KubeObject]) -> SliceDevices:
+    """Of a stored slice list (one node's, or the global one): whether a pool of it spreads
+    over several slices (then every slice counts), and the devices of each slice."""
+    return _remembered(_SLICE_LISTS, slices, _devices_of_list)
+
+
+class NodeIndex:
+    """Per node name: its allocatable (``allocatable``) and its local slices' devices
+    (``slices``; the global slice list is under its own key)."""
+
+    __slots__ = ("allocatable", "slices")
+
+    def __init__(self) -> None:
+        self.allocatable: dict[str, Requests] = {}
+        self.slices: dict[str, SliceDevices] = {}
+
+    def rebuild(self, nodes: Mapping[str, Any], slices: Mapping[str, Any]) -> None:
+        """Start over from every node and slice list (key -> value)."""
+        self.allocatable.clear()
+        self.slices.clear()
+        for key, value in nodes.items():
+            self.changed(NODE_KIND, key, value)
+        for key, value in slices.items():
+            self.changed(SLICE_KIND, key, value)
+
+    def changed(self, kind: str, key: str, value: Any) -> None:
+        """The follower's call: ``kind/key`` is now ``value`` (ABSENT: gone)."""
+        if kind == NODE_KIND:
+            if isinstance(value, dict):
+                self.allocatable[key] = node_facts(value).allocatable
+            else:
+                self.allocatable.pop(key, None)
+        elif kind == SLICE_KIND:
+            if isinstance(value, list):
+                self.slices[key] = slice_list_devices(value)
+            else:
+                self.slices.pop(key, None)
