@@ -223,9 +223,12 @@ class ClusterSnapshot:
         return self._pods.requested.get(name, _NOTHING)
 
     def pods_with_required_anti_affinity(self) -> Iterable[tuple[KubeObject, str]]:
+        if not self._pods.anti_affinity:
+            return ()  # the usual case, read for every pod placed
         get = self._store.get
-        for key, node in sorted(self._pods.anti_affinity.items()):
-            yield get(POD_KIND, key), node
+        return [
+            (get(POD_KIND, key), node) for key, node in sorted(self._pods.anti_affinity.items())
+        ]
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:
         # Namespace objects are not held: only the label the API server always sets is known

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from snapshot.scheduling.resources import CPU, MEMORY, Requests, quantity_of, requests_from_list
@@ -168,6 +169,13 @@ def _minus(values: Values | None, overhead: Values) -> Values | None:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _single_container(requests: tuple[tuple[str, Any], ...]) -> Requests:
+    """The requests of a pod of one container with only ``requests`` (remembered: the pods of
+    a workload repeat them)."""
+    return requests_from_list(_values(dict(requests)), pods=1)
+
+
 def status_counts(pod: Mapping[str, Any]) -> bool:
     """Whether the pod's status can make ``use_status=True`` differ from the spec's requests
     (container or pod-level resources in the status, or a resize condition); when not, a
@@ -210,6 +218,12 @@ def compute_pod_requests(pod: Mapping[str, Any], *, use_status: bool = False) ->
         and not (use_status and status_counts(pod))
     ):
         # The common shape, one container and nothing else: its requests are the pod's.
+        resources = containers[0].get("resources") or {}
+        if not resources.get("limits"):
+            try:
+                return _single_container(tuple((resources.get("requests") or {}).items()))
+            except TypeError:  # an unhashable value: no shortcut
+                pass
         return requests_from_list(_container_requests(containers[0]), pods=1)
     spec_total = _aggregate(
         (_container_requests(c) for c in containers),

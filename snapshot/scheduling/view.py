@@ -107,8 +107,19 @@ def _parse_node(node: KubeObject) -> NodeFacts:
         labels=metadata.get("labels") or {},
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
-        allocatable=node_allocatable_requests(node),
+        allocatable=_allocatable(node),
     )
+
+
+_STATUSES: dict[int, tuple[Any, Any]] = {}
+
+
+def _allocatable(node: KubeObject) -> Requests:
+    # Copies of a template node (a scale-up's new nodes) share its status: parsed once.
+    status = node.get("status")
+    if not status:
+        return node_allocatable_requests(node)
+    return _remember(_STATUSES, status, lambda s: node_allocatable_requests({"status": s}))
 
 
 _NODES: dict[int, tuple[Any, Any]] = {}
@@ -151,8 +162,12 @@ class PodFacts:
 
     @property
     def has_required_anti_affinity(self) -> bool:
-        anti = (self.spec.get("affinity") or {}).get("podAntiAffinity") or {}
-        return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
+        return self.derived(_has_required_anti_affinity)
+
+
+def _has_required_anti_affinity(pod: PodFacts) -> bool:
+    anti = (pod.spec.get("affinity") or {}).get("podAntiAffinity") or {}
+    return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
 
 
 def _spec_requests(pod: PodFacts) -> Requests:
