@@ -85,6 +85,7 @@ from snapshot.scheduling import (
     pod_facts,
     share_pod_facts,
 )
+from snapshot.scheduling.plugins.node_ports import host_ports
 from store import Store, VersionedStore
 
 
@@ -359,6 +360,11 @@ class ClusterSnapshot:
         allocated = self.dra.resource_claims.allocated_by_pool()
         prepared = self._prepare(pod) if facts.spec.get("resourceClaims") else None
         check_devices = prepared is not None and _no_free_global_device(self, prepared, allocated)
+        # A pod that uses nothing but CPU, memory, the pod slot and claims passes every filter
+        # on a node without taints or cordon (none has anything to check, and NodeResourcesFit
+        # says what the check above said) except DynamicResources: only that one runs there.
+        plain = facts.derived(_plain_pod) and not self._pods.anti_affinity
+        restricted = self._nodes.restricted
         for node_name in self.node_names() if nodes is None else nodes:
             have = allocatable_of(node_name)
             if have is None:
@@ -377,10 +383,17 @@ class ClusterSnapshot:
                 spread, pools = local
                 if not spread and not _free_in(pools, allocated):
                     continue
+            if plain and node_name not in restricted:
+                placement = self._plan(prepared, node_name) if prepared else None
+                if isinstance(placement, tuple):
+                    continue  # DynamicResources' refusal
+                node: KubeObject = self._store.get(NODE_KIND, node_name)
+                self._apply(pod, placement or _Placement(node, []))
+                return node_name
             if cycle is None:
                 cycle, dra = self._cycle(pod, prepared)
             if cycle.filter(node_name) is None:
-                node: KubeObject = self._store.get(NODE_KIND, node_name)
+                node = self._store.get(NODE_KIND, node_name)
                 self._apply(pod, _placement_on(node, dra))
                 return node_name
         return None
@@ -606,6 +619,20 @@ class _DraFilter:
             return placement
         state.placements[node.name] = placement
         return None
+
+
+def _plain_pod(pod: PodFacts) -> bool:
+    """Whether the pod asks only for CPU, memory, a pod slot and claims: no node name,
+    selector, affinity of any kind, spread constraint or host port, no other resource."""
+    spec = pod.spec
+    return (
+        not spec.get("nodeName")
+        and not spec.get("nodeSelector")
+        and not spec.get("affinity")
+        and not spec.get("topologySpreadConstraints")
+        and not pod.derived(host_ports)
+        and pod.requests.only_cpu_memory
+    )
 
 
 def _placement_on(node: KubeObject, dra: _DraState | None) -> _Placement:

@@ -72,19 +72,22 @@ def slice_list_devices(slices: list[KubeObject]) -> SliceDevices:
 
 
 class NodeIndex:
-    """Per node name: its allocatable (``allocatable``) and its local slices' devices
-    (``slices``; the global slice list is under its own key)."""
+    """Per node name: its allocatable (``allocatable``), its local slices' devices
+    (``slices``; the global slice list is under its own key), and the nodes that are
+    cordoned or carry a NoSchedule/NoExecute taint (``restricted``)."""
 
-    __slots__ = ("allocatable", "slices")
+    __slots__ = ("allocatable", "restricted", "slices")
 
     def __init__(self) -> None:
         self.allocatable: dict[str, Requests] = {}
         self.slices: dict[str, SliceDevices] = {}
+        self.restricted: set[str] = set()
 
     def rebuild(self, nodes: Mapping[str, Any], slices: Mapping[str, Any]) -> None:
         """Start over from every node and slice list (key -> value)."""
         self.allocatable.clear()
         self.slices.clear()
+        self.restricted.clear()
         for key, value in nodes.items():
             self.changed(NODE_KIND, key, value)
         for key, value in slices.items():
@@ -93,8 +96,12 @@ class NodeIndex:
     def changed(self, kind: str, key: str, value: Any) -> None:
         """The follower's call: ``kind/key`` is now ``value`` (ABSENT: gone)."""
         if kind == NODE_KIND:
+            self.restricted.discard(key)
             if isinstance(value, dict):
-                self.allocatable[key] = node_facts(value).allocatable
+                facts = node_facts(value)
+                self.allocatable[key] = facts.allocatable
+                if facts.taints or facts.unschedulable:
+                    self.restricted.add(key)
             else:
                 self.allocatable.pop(key, None)
         elif kind == SLICE_KIND:

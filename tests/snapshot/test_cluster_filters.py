@@ -162,3 +162,13 @@ def test_claims_that_cannot_be_allocated_are_the_dynamic_resources_reason() -> N
     assert cs.fit_error(second).message() == (
         "0/2 nodes are available: 2 cannot allocate all claims."
     )
+
+
+def test_a_cordoned_node_takes_only_pods_that_tolerate_it() -> None:
+    cs = cluster(labelled("a-cordoned", {}, spec={"unschedulable": True}), node("b-open"))
+    assert cs.schedule_pod_anywhere(plain_pod("p")) == "b-open"
+    tolerant = plain_pod("t")
+    tolerant["spec"]["tolerations"] = [
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    assert cs.schedule_pod_anywhere(tolerant) == "a-cordoned"
