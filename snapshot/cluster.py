@@ -23,8 +23,12 @@ no rollback when the reservation step fails after allocating. Upstream:
 
 ``schedule_pod_anywhere`` skips, before running the filters, the nodes whose CPU, memory or pod
 count is short and, for a pod needing a device, those without a free one: both are what the
-filters would refuse, and this loop runs over every node. ``fit_error`` gives the scheduler's
-``0/N nodes are available: ...`` answer for a pod that fits nowhere.
+filters would refuse, and this loop runs over every node (the per-node facts it reads are
+kept by the follower of :mod:`snapshot.node_index`). A pod that asks for nothing but CPU,
+memory, the pod slot and claims, tried on a node without taints or cordon while no placed pod
+has required anti-affinity, passes every filter but DynamicResources there: only that one
+runs, so the upstream presets cost what they cost before the filters. ``fit_error`` gives the
+scheduler's ``0/N nodes are available: ...`` answer for a pod that fits nowhere.
 """
 
 from __future__ import annotations
