@@ -2,8 +2,8 @@
 
 Objects are wire-format dicts (camelCase, as ``kubectl get -o json`` prints them), validated
 with the official kubernetes client models on the way in. This package knows no SQL: it uses
-only what ``store`` exports (its one SQL text, the ``allocation_events`` view, is handed to the
-store to create).
+only what ``store`` exports (its SQL texts, the ``allocation_events`` and ``pod_failures``
+views, are handed to the store to create).
 
 The package, module by module.
 
@@ -27,11 +27,14 @@ snapshot: the binpacking estimator, the expanders, the drain rules and node util
 Snapshots: ``dra`` is the DRA snapshot (claims, slices and classes on a store), served to the
 scheduler through ``dra_listers`` and kept fast by the store followers of ``dra_index``
 (allocated devices, slice and class lists); ``cluster`` is the cluster snapshot (nodes and pods
-beside it, scheduling), with the pods-per-node follower of ``pod_index`` and the ``placement``
-index (which nodes could hold a pod, found without visiting the full ones); ``scheduling`` holds
+beside it, scheduling), with the pods-per-node follower of ``pod_index``, the follower of
+``node_index`` (what the cheap pre-checks read per node), the ``placement`` index (which nodes
+could hold a pod, found without visiting the full ones) and the scheduler's claim for
+DRA-backed extended resources in ``extended_claims``; ``scheduling`` holds
 kube-scheduler's Filter plugins and its "why not here" message. ``allocation_history`` derives
 allocation events and claim summaries from a journal, and ``allocation_view`` says the same as an
-SQL view; ``errors`` is the error tree.
+SQL view; ``pod_failures`` is the record a run keeps of a pod it could not place, with its SQL
+view; ``errors`` is the error tree.
 """
 
 from snapshot.allocation.fields import check_supported, unsupported_fields
@@ -81,12 +84,14 @@ from snapshot.kinds import (
     object_key,
 )
 from snapshot.manifests import Manifests, load_manifests, parse_manifests
+from snapshot.pod_failures import POD_FAILURE_KIND, POD_FAILURES_VIEW, PodFailure
 from snapshot.taint_rules import apply_device_taint_rules
 from snapshot.validation import as_model, validate
 from store import register_view
 
 # Every store a process using the snapshot opens for writing holds the allocation_events view.
 register_view(ALLOCATION_EVENTS)
+register_view(POD_FAILURES_VIEW)  # (after it: a view may read only those registered before)
 
 __all__ = [
     "AllocatedDevice",
@@ -103,6 +108,8 @@ __all__ = [
     "FeatureGate",
     "KUBERNETES_VERSION",
     "Manifests",
+    "POD_FAILURE_KIND",
+    "PodFailure",
     "ResourceClaimTracker",
     "ResourceSliceLister",
     "allocate",

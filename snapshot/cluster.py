@@ -5,18 +5,30 @@ Store kinds added to the DRA ones: ``Node`` (key: node name; value: the Node) an
 in cluster-autoscaler's snapshot). Fork, Commit and Revert go through the DRA snapshot, so every
 kind moves in lock-step.
 
-In memory only: which pods are on which node (read by every fit check), a follower of the store
-(:mod:`snapshot.pod_index`) like the DRA snapshot's indexes, so it stays right whatever forks,
-commits or reverts the store.
+In memory only: which pods are on which node and what they request there (read by every fit
+check), a follower of the store (:mod:`snapshot.pod_index`) like the DRA snapshot's indexes, so
+it stays right whatever forks, commits or reverts the store.
 
-Scheduling a pod (``schedule_pod``) follows PredicateSnapshot.SchedulePod: the pod's claims
-must be tracked; its CPU, memory and pod-count requests must fit the node's allocatable minus
-the pods already there; its unallocated claims are allocated together on that node (the
+Scheduling a pod (``schedule_pod``) follows PredicateSnapshot.SchedulePod: the pod must pass
+kube-scheduler's filters on the node (``snapshot.scheduling``: the snapshot is their
+``ClusterView``, and the DRA snapshot their DynamicResources backend): node name, selectors and
+affinity, taints, unschedulable nodes, host ports, resource fit, topology spread, inter-pod
+affinity; then DRA: the pod's claims must be tracked, those allocated already must be
+available on the node, and its unallocated claims are allocated together on that node (the
 structured allocator, with every allocated device excluded) and stored through
 ``signal_claim_pending_allocation``; then the pod is reserved on all its claims, every claim is
 checked to be allocated and available on the node, and the pod is bound. Like upstream, there is
 no rollback when the reservation step fails after allocating. Upstream:
 ``cluster-autoscaler/simulator/clustersnapshot/predicate/predicate_snapshot.go``.
+
+``schedule_pod_anywhere`` skips, before running the filters, the nodes whose CPU, memory or pod
+count is short and, for a pod needing a device, those without a free one: both are what the
+filters would refuse, and this loop runs over every node (the per-node facts it reads are
+kept by the follower of :mod:`snapshot.node_index`). A pod that asks for nothing but CPU,
+memory, the pod slot and claims, tried on a node without taints or cordon while no placed pod
+has required anti-affinity, passes every filter but DynamicResources there: only that one
+runs, so the upstream presets cost what they cost before the filters. ``fit_error`` gives the
+scheduler's ``0/N nodes are available: ...`` answer for a pod that fits nowhere.
 """
 
 from __future__ import annotations
@@ -29,7 +41,7 @@ from types import TracebackType
 from typing import Any
 
 from snapshot.allocator import allocate
-from snapshot.claims import DeviceID, is_allocated
+from snapshot.claims import DeviceID, is_allocated, with_pod_reservation
 from snapshot.dra import DraSnapshot
 from snapshot.errors import (
     AlreadyTrackedError,
@@ -37,8 +49,15 @@ from snapshot.errors import (
     ReservationError,
     SchedulingError,
 )
+from snapshot.extended_claims import (
+    extended_claim,
+    extended_claim_key,
+    with_extended_claim_status,
+    without_extended_claim_status,
+)
 from snapshot.features import allocator_features, resolve_feature_gates
 from snapshot.kinds import (
+    CLAIM_KIND,
     NODE_KIND,
     NON_LOCAL_SLICES_KEY,
     POD_KIND,
@@ -46,19 +65,39 @@ from snapshot.kinds import (
     key_of,
     namespaced_key,
 )
+from snapshot.node_index import NodeIndex
 from snapshot.node_selectors import node_selector_matches
 from snapshot.objects import KubeObject, name_of
 from snapshot.placement import (
     PlacementIndex,
-    device_names,
-    free_in,
+    PoolDevices,
+    PoolKey,
     shares_a_pool,
     slice_list_devices,
 )
-from snapshot.placement import allocatable as _allocatable
+from snapshot.placement import device_names as _device_names
 from snapshot.pod_index import NOTHING as _NOTHING
 from snapshot.pod_index import PodIndex
-from snapshot.pods import Resources, node_name_of, pod_requests
+from snapshot.pods import Resources, node_allocatable, node_name_of
+from snapshot.scheduling import (
+    CANNOT_ALLOCATE_ALL_CLAIMS,
+    CLAIM_NOT_AVAILABLE_ON_NODE,
+    NAMESPACE_NAME_LABEL,
+    ExtendedResourceRequest,
+    Fit,
+    FitError,
+    NodeFacts,
+    PodCycle,
+    PodFacts,
+    Requests,
+    default_plugins,
+    dra_extended_resource_classes,
+    extended_resource_requests,
+    node_facts,
+    pod_facts,
+    share_pod_facts,
+)
+from snapshot.scheduling.plugins.node_ports import host_ports
 from store import Store, VersionedStore
 
 
@@ -67,10 +106,15 @@ class _Pod:
     """A pod about to be placed: what every node it is tried on needs to know."""
 
     key: str
-    requests: Resources
     allocated: list[KubeObject]  # its claims that are allocated already
     pending: dict[str, KubeObject]  # its claims to allocate, by key
     needs_free_device: bool
+    obj: KubeObject | None = None  # the pod (set when it has DRA-backed extended resources)
+    # Its requests of extended resources a DeviceClass provides (DRAExtendedResource); on a
+    # node that does not advertise one, the scheduler's extended-resource claim serves it.
+    extended: tuple[ExtendedResourceRequest, ...] = ()
+    extended_claim: KubeObject | None = None  # that claim, on the node being tried
+    extended_requests: tuple[ExtendedResourceRequest, ...] = ()  # and what it requests
 
 
 @dataclass
@@ -79,6 +123,7 @@ class _Placement:
 
     node: KubeObject
     allocations: list[tuple[KubeObject, dict[str, Any]]]  # (claim, status.allocation)
+    extended: tuple[KubeObject, tuple[ExtendedResourceRequest, ...]] | None = None
 
 
 class ClusterSnapshot:
@@ -101,8 +146,9 @@ class ClusterSnapshot:
     def __init__(
         self, store: VersionedStore, *, features: Mapping[str, bool] | None = None
     ) -> None:
-        """Wrap ``store``. ``features``: Kubernetes feature gates for the allocator (unset
-        gates take Kubernetes 1.36's defaults, see `snapshot.features`).
+        """Wrap ``store``. ``features``: Kubernetes feature gates for the allocator and the
+        scheduler's DRA support (unset gates take Kubernetes 1.36's defaults, see
+        `snapshot.features`).
 
         Raises:
             FeatureGateError: an unknown gate.
@@ -112,15 +158,25 @@ class ClusterSnapshot:
         self._features = (
             dict(features) if features and resolve_feature_gates(features) != _DEFAULTS else None
         )
+        self._extended_resources = resolve_feature_gates(features)["DRAExtendedResource"]
         self.dra = DraSnapshot(store)
         self._store = store
         self._pods = PodIndex()
         self._pods.rebuild(store.items(POD_KIND))
         store.follow([POD_KIND], self._pods)
+        self._nodes = NodeIndex()
+        self._nodes.rebuild(store.items(NODE_KIND), store.items(SLICE_KIND))
+        store.follow([NODE_KIND, SLICE_KIND], self._nodes)
         self._placement = PlacementIndex(
-            store, self._pods.used, self.dra.resource_claims.allocated_by_pool
+            store,
+            self._pods.requested,
+            self._nodes.allocatable,
+            self._nodes.slices,
+            self.dra.resource_claims.allocated_by_pool,
         )
         self._pods.listener = self._placement.node_changed
+        self._dra_filter = _DraFilter(self)
+        self._plugins = default_plugins(self._dra_filter, self._dra_resource_names)
 
     @classmethod
     def open(
@@ -192,8 +248,33 @@ class ClusterSnapshot:
         return self._store.count(POD_KIND)
 
     def free_resources(self, node: KubeObject) -> Resources:
-        """The node's allocatable minus what the pods on it request."""
-        return _allocatable(node) - self._pods.used.get(name_of(node), _NOTHING)
+        """The node's CPU, memory and pod count minus what the pods on it request."""
+        used = self._pods.requested.get(name_of(node), _NOTHING)
+        return node_allocatable(node) - Resources(used.cpu, used.memory, used.pods)
+
+    # -- the filters' ClusterView --------------------------------------------------------------
+
+    def requested(self, name: str) -> Requests:
+        """What the pods on node ``name`` request together (``NodeInfo.Requested``)."""
+        return self._pods.requested.get(name, _NOTHING)
+
+    def pods_with_required_anti_affinity(self) -> Iterable[tuple[KubeObject, str]]:
+        if not self._pods.anti_affinity:
+            return ()  # the usual case, read for every pod placed
+        get = self._store.get
+        return [
+            (get(POD_KIND, key), node) for key, node in sorted(self._pods.anti_affinity.items())
+        ]
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        # Namespace objects are not held: only the label the API server always sets is known
+        # (pod_warnings names the selectors this leaves unmatched).
+        return {NAMESPACE_NAME_LABEL: namespace}
+
+    def _dra_resource_names(self) -> AbstractSet[str]:
+        if not self._extended_resources:
+            return frozenset()  # DRAExtendedResource off: no class provides a resource
+        return dra_extended_resource_classes(self.dra.device_classes.list()).keys()
 
     # -- nodes ---------------------------------------------------------------------------------
 
@@ -261,6 +342,7 @@ class ClusterSnapshot:
             raise NotFoundError(f"node {name!r} not found in the snapshot")
         for pod in self.pods_on_node(name):
             self.dra.remove_pod_owned_claims(pod)
+            self._drop_extended_claim(pod)
             self._store.delete(POD_KIND, key_of(pod))
         self.dra.remove_node_resource_slices(name)
         self._store.delete(NODE_KIND, name)
@@ -271,65 +353,104 @@ class ClusterSnapshot:
         """Place a pod on a node, allocating its unallocated claims there (SchedulePod).
 
         Raises:
-            SchedulingError: the node is unknown, the pod does not fit, or its claims cannot be
-                allocated, reserved or used on that node (the message says which).
+            SchedulingError: the node is unknown, the pod is on a node already, or a filter
+                refuses the node (the message gives the scheduler's reasons), or its claims
+                cannot be reserved or used on that node.
             NotFoundError: the pod references a claim that is not tracked.
         """
-        placement = self._plan(self._prepare(pod), node_name)
-        if isinstance(placement, str):
-            raise SchedulingError(placement)
-        self._apply(pod, placement)
+        node: KubeObject | None = self._store.get(NODE_KIND, node_name)
+        if node is None:
+            raise SchedulingError(f"node {node_name!r} not found in the snapshot")
+        key = key_of(pod)
+        if key in self._pods.node_of:
+            raise SchedulingError(f"pod {key} is already on node {self._pods.node_of[key][0]}")
+        cycle, dra = self._cycle(pod)
+        refused = cycle.filter(node_name)
+        if refused is not None:
+            raise SchedulingError(f"pod {key} does not fit on node {node_name}: {refused.message}")
+        self._apply(pod, _placement_on(node, dra))
 
     def schedule_pod_anywhere(
         self, pod: KubeObject, nodes: Sequence[str] | None = None
     ) -> str | None:
         """Place the pod on the first node (in ``nodes`` order, else by name) where it fits.
 
-        Returns the node's name, or None when it fits nowhere (nothing is written then).
+        Returns the node's name, or None when it fits nowhere (nothing is written then;
+        ``fit_error`` says why).
 
         Raises:
             NotFoundError: the pod references a claim that is not tracked.
         """
-        prepared = self._prepare(pod)
-        if prepared.key in self._pods.node_of:
+        facts = pod_facts(pod)
+        if facts.key in self._pods.node_of:
             return None  # already on a node: placing it again is refused everywhere
-        # Nodes _plan would refuse for resources or for want of a free device are skipped with
-        # the cheap checks first: this loop runs for every node of the cluster.
-        want = prepared.requests
-        get = self._store.get
-        used_on = self._pods.used.get
+        cycle: PodCycle | None = None
+        dra: _DraState | None = None
+        # Nodes the filters would refuse for CPU, memory or pod count, or for want of a free
+        # device, are skipped with the cheap checks first: this loop runs for every node, and
+        # the filters run only on the nodes that pass them.
+        want = facts.requests
+        cpu, memory = want.cpu, want.memory
+        allocatable_of = self._nodes.allocatable.get
+        slices_of = self._nodes.slices.get
+        used_on = self._pods.requested.get
         allocated = self.dra.resource_claims.allocated_by_pool()
-        global_slices = get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
-        check_devices = prepared.needs_free_device and not (
-            global_slices and free_in(slice_list_devices(global_slices)[1], allocated)
-        )
+        prepared = self._prepare(pod) if facts.spec.get("resourceClaims") else None
+        check_devices = prepared is not None and _no_free_global_device(self, prepared, allocated)
+        # A pod that uses nothing but CPU, memory, the pod slot and claims passes every filter
+        # on a node without taints or cordon (none has anything to check, and NodeResourcesFit
+        # says what the check above said) except DynamicResources: only that one runs there.
+        plain = facts.derived(_plain_pod) and not self._pods.anti_affinity
+        restricted = self._nodes.restricted
         if nodes is None:
-            # Name order, the nodes the checks below would skip skipped by block (the same
-            # nodes, found without visiting each: snapshot.placement).
-            for node_name in self._placement.candidates(want, check_devices):
-                placement = self._plan(prepared, node_name)
-                if not isinstance(placement, str):
-                    self._apply(pod, placement)
-                    return node_name
-            return None
-        for node_name in nodes:
-            node: KubeObject | None = get(NODE_KIND, node_name)
-            if node is None:
-                continue
-            if not want.fits_beside(used_on(node_name, _NOTHING), _allocatable(node)):
+            # Name order, with the nodes the cheap checks below refuse skipped block by block
+            # (the same nodes, found without visiting each: snapshot.placement).
+            names: Iterable[str] = self._placement.candidates(cpu, memory, check_devices)
+        else:
+            names = nodes
+        for node_name in names:
+            have = allocatable_of(node_name)
+            if have is None:
+                continue  # no such node
+            used = used_on(node_name, _NOTHING)
+            if (
+                used.pods + 1 > have.pods
+                or (cpu > 0 and cpu + used.cpu > have.cpu)
+                or (memory > 0 and memory + used.memory > have.memory)
+            ):
                 continue
             if check_devices:
-                local = get(SLICE_KIND, node_name)
-                if not local:
+                local = slices_of(node_name)
+                if local is None:
                     continue  # no local slice and no free global device
-                spread, pools = slice_list_devices(local)
-                if not spread and not free_in(pools, allocated):
+                spread, pools = local
+                if not spread and not _free_in(pools, allocated):
                     continue
-            placement = self._plan(prepared, node_name)
-            if not isinstance(placement, str):
-                self._apply(pod, placement)
+            if plain and node_name not in restricted:
+                placement = self._plan(prepared, node_name) if prepared else None
+                if isinstance(placement, tuple):
+                    continue  # DynamicResources' refusal
+                node: KubeObject = self._store.get(NODE_KIND, node_name)
+                self._apply(pod, placement or _Placement(node, []))
+                return node_name
+            if cycle is None:
+                cycle, dra = self._cycle(pod, prepared)
+            if cycle.filter(node_name) is None:
+                node = self._store.get(NODE_KIND, node_name)
+                self._apply(pod, _placement_on(node, dra))
                 return node_name
         return None
+
+    def fit_error(self, pod: KubeObject, nodes: Sequence[str] | None = None) -> FitError:
+        """Why the pod fits none of ``nodes`` (every node by default), in kube-scheduler's
+        words: ``0/N nodes are available: ...`` and the reason of each node.
+
+        Raises:
+            SchedulingError: the pod fits one of the nodes.
+            NotFoundError: the pod references a claim that is not tracked.
+        """
+        cycle, _ = self._cycle(pod)
+        return cycle.fit_error(nodes)
 
     def unschedule_pod(self, namespace: str, name: str) -> KubeObject:
         """Take a pod off its node: its reservations go, its own claims are deallocated, and
@@ -346,15 +467,37 @@ class ClusterSnapshot:
             raise NotFoundError(f"pod {key} not found on any node")
         if (pod.get("spec") or {}).get("resourceClaims"):
             self.dra.unreserve_pod_claims(pod)
+        self._drop_extended_claim(pod)
         self._store.delete(POD_KIND, key)
-        return _unbound(pod)
+        return without_extended_claim_status(_unbound(pod))
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _drop_extended_claim(self, pod: KubeObject) -> None:
+        """The scheduler's extended-resource claim goes with the pod's binding: a new one is
+        made when it is placed again."""
+        key = extended_claim_key(pod)
+        if key is not None and self._store.get(CLAIM_KIND, key) is not None:
+            self._store.delete(CLAIM_KIND, key)
 
     def _put_pod(self, pod: KubeObject) -> None:
         self._store.put(POD_KIND, key_of(pod), pod)
 
-    def _prepare(self, pod: KubeObject) -> _Pod:
+    def _cycle(
+        self, pod: KubeObject, prepared: _Pod | None = None
+    ) -> tuple[PodCycle, _DraState | None]:
+        """A scheduling attempt of ``pod`` on the cluster as it is, and its DRA state (None
+        when the pod uses no DRA), which keeps the allocation found on each node it fits.
+        ``prepared``: the pod's claims as ``_prepare`` found them just now, not redone."""
+        self._dra_filter.last = None
+        self._dra_filter.ready = prepared
+        try:
+            cycle = PodCycle(self._plugins, pod, self)
+        finally:
+            self._dra_filter.ready = None
+        return cycle, self._dra_filter.last
+
+    def _prepare(self, pod: KubeObject, fit: Fit | None = None) -> _Pod:
         """What placing ``pod`` needs, whatever the node: worked out once per pod.
 
         Raises:
@@ -370,50 +513,62 @@ class ClusterSnapshot:
                 allocated.append(claim)
             else:
                 pending.setdefault(key_of(claim), claim)
+        extended: tuple[ExtendedResourceRequest, ...] = ()
+        if fit is not None and fit.dra_backed:
+            by_resource = dra_extended_resource_classes(self.dra.device_classes.list())
+            extended = tuple(
+                r
+                for r in extended_resource_requests(pod, by_resource)
+                if r.resource in fit.dra_backed
+            )
         return _Pod(
             key_of(pod),
-            pod_requests(pod),
             allocated,
             pending,
             bool(pending) and _needs_free_device(pending.values()),
+            pod if extended else None,
+            extended,
         )
 
-    def _plan(self, pod: _Pod, node_name: str) -> _Placement | str:
-        """The writes that would schedule the pod on ``node_name``, or why it cannot go there."""
+    def _on_node(self, pod: _Pod, node: KubeObject) -> _Pod:
+        """``pod`` as tried on ``node``: with the scheduler's extended-resource claim for the
+        DRA-backed resources the node does not advertise itself (they are left to DRA)."""
+        if not pod.extended:
+            return pod
+        have = node_facts(node).allocatable
+        needed = tuple(r for r in pod.extended if have.scalar(r.resource) <= 0)
+        if not needed:
+            return pod
+        assert pod.obj is not None
+        claim = extended_claim(pod.obj, needed)
+        return _Pod(
+            pod.key,
+            pod.allocated,
+            {**pod.pending, key_of(claim): claim},
+            True,
+            pod.obj,
+            pod.extended,
+            claim,
+            needed,
+        )
+
+    def _plan(self, pod: _Pod, node_name: str) -> _Placement | tuple[str, ...]:
+        """The DRA writes that would schedule the pod on ``node_name``, or the scheduler's
+        reasons why its claims cannot be used there (DynamicResources' Filter)."""
         node: KubeObject | None = self._store.get(NODE_KIND, node_name)
         if node is None:
-            return f"node {node_name!r} not found in the snapshot"
-        key = pod.key
-        if key in self._pods.node_of:
-            return f"pod {key} is already on node {self._pods.node_of[key][0]}"
-        want = pod.requests
-        alloc = _allocatable(node)
-        used = self._pods.used.get(node_name, _NOTHING)
-        if not want.fits_beside(used, alloc):
-            free = alloc - used
-            short = [
-                what
-                for what, need, have in (
-                    ("cpu", want.cpu, free.cpu),
-                    ("memory", want.memory, free.memory),
-                    ("pods", want.pods, free.pods),
-                )
-                if need > have
-            ]
-            return f"pod {key} does not fit on node {node_name}: insufficient {', '.join(short)}"
+            return (f"node {node_name!r} not found in the snapshot",)
+        pod = self._on_node(pod, node)
         labels = (node.get("metadata") or {}).get("labels") or {}
         for claim in pod.allocated:
             if not _available_on(claim, node_name, labels):
-                return (
-                    f"pod {key} needs claim {key_of(claim)} to schedule, but it is allocated "
-                    f"to another node than {node_name}"
-                )
+                return (CLAIM_NOT_AVAILABLE_ON_NODE,)
         if not pod.pending:
             return _Placement(node, [])
         slices = self._slices_for(node_name)
         allocated = self.dra.resource_claims.allocated_by_pool()
-        if pod.needs_free_device and not free_in(map(device_names, slices), allocated):
-            return f"no free device on node {node_name} for pod {key}'s claims"
+        if pod.needs_free_device and not _free_in(map(_device_names, slices), allocated):
+            return (CANNOT_ALLOCATE_ALL_CLAIMS,)  # no free device: the allocator would fail
         claims = self.dra.resource_claims
         shares, consumed = claims.allocated_shares()
         dedicated: AbstractSet[DeviceID] = claims.allocated_devices_view()
@@ -433,8 +588,11 @@ class ClusterSnapshot:
             device_taint_rules=self.dra.device_taint_rules.list(),
         )
         if results is None:
-            return f"cannot allocate the devices of pod {key}'s claims on node {node_name}"
-        return _Placement(node, list(zip(pod.pending.values(), results, strict=True)))
+            return (CANNOT_ALLOCATE_ALL_CLAIMS,)
+        extended = None
+        if pod.extended_claim is not None:
+            extended = (pod.extended_claim, pod.extended_requests)
+        return _Placement(node, list(zip(pod.pending.values(), results, strict=True)), extended)
 
     def _apply(self, pod: KubeObject, placement: _Placement) -> None:
         node_name = name_of(placement.node)
@@ -444,6 +602,13 @@ class ClusterSnapshot:
             status["allocation"] = allocation
             allocated[key_of(claim)] = {**claim, "status": status}
         bound = _bound(pod, node_name)
+        if placement.extended is not None:
+            # PreBind creates the extended-resource claim, allocated and reserved for the pod,
+            # and records it in the pod's status.
+            claim, requests = placement.extended
+            made = allocated.pop(key_of(claim))
+            self.dra.add_claims([with_pod_reservation(made, bound)])
+            bound = with_extended_claim_status(bound, claim, requests)
         if (pod.get("spec") or {}).get("resourceClaims"):
             try:
                 # Upstream's Reserve (store the allocation) and PreBind (reserve the claim for
@@ -480,20 +645,82 @@ class ClusterSnapshot:
             return self.dra.resource_slices.list()  # a local pool with global slices too
         return [*local, *global_slices]
 
-    # -- read-only additions (the autoscale scenario) ------------------------------------------
-
-    def placement_failure(self, pod: KubeObject, node_name: str) -> str | None:
-        """Why ``pod`` cannot be scheduled on ``node_name`` now (``schedule_pod``'s message),
-        or None when it can. Nothing is written.
-
-        Raises:
-            NotFoundError: the pod references a claim that is not tracked.
-        """
-        placement = self._plan(self._prepare(pod), node_name)
-        return placement if isinstance(placement, str) else None
-
 
 _DEFAULTS = resolve_feature_gates()
+
+
+@dataclass
+class _DraState:
+    """DynamicResources' state for one pod: what it needs, and the placement found per node."""
+
+    pod: _Pod
+    placements: dict[str, _Placement]
+
+
+class _DraFilter:
+    """The DynamicResources backend (``snapshot.scheduling.DraBackend``) on the snapshot."""
+
+    def __init__(self, cluster: ClusterSnapshot) -> None:
+        self.cluster = cluster
+        self.last: _DraState | None = None  # the state of the newest PreFilter, for _cycle
+        self.ready: _Pod | None = None  # the pod's claims, when _cycle was given them
+
+    def prepare(self, pod: PodFacts, fit: Fit) -> _DraState | None:
+        prepared = self.ready
+        if prepared is None or prepared.key != pod.key or fit.dra_backed:
+            prepared = self.cluster._prepare(pod.pod, fit)
+        if not prepared.allocated and not prepared.pending and not prepared.extended:
+            return None
+        self.last = _DraState(prepared, {})
+        return self.last
+
+    def check(self, state: _DraState, node: NodeFacts) -> tuple[str, ...] | None:
+        placement = self.cluster._plan(state.pod, node.name)
+        if isinstance(placement, tuple):
+            return placement
+        state.placements[node.name] = placement
+        return None
+
+
+def _plain_pod(pod: PodFacts) -> bool:
+    """Whether the pod asks only for CPU, memory, a pod slot and claims: no node name,
+    selector, affinity of any kind, spread constraint or host port, no other resource."""
+    spec = pod.spec
+    return (
+        not spec.get("nodeName")
+        and not spec.get("nodeSelector")
+        and not spec.get("affinity")
+        and not spec.get("topologySpreadConstraints")
+        and not pod.derived(host_ports)
+        and pod.requests.only_cpu_memory
+    )
+
+
+def _placement_on(node: KubeObject, dra: _DraState | None) -> _Placement:
+    """What the filters found for the pod on ``node``, which they let it onto."""
+    if dra is None:
+        return _Placement(node, [])
+    return dra.placements[name_of(node)]
+
+
+def _no_free_global_device(
+    cluster: ClusterSnapshot, pod: _Pod, allocated: Mapping[PoolKey, AbstractSet[str]]
+) -> bool:
+    """Whether the pod needs a free device that the global slices cannot give: then only
+    nodes with a free local device are worth filtering."""
+    if not pod.needs_free_device:
+        return False
+    global_slices = cluster.store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
+    return not (global_slices and _free_in(slice_list_devices(global_slices)[1], allocated))
+
+
+def _free_in(pools: Iterable[PoolDevices], allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:
+    """Whether some device is not allocated: one C-level subset test per slice."""
+    for pool, names in pools:
+        taken = allocated.get(pool)
+        if taken is None or not names <= taken:
+            return True
+    return False
 
 
 def _needs_free_device(claims: Iterable[KubeObject]) -> bool:
@@ -515,10 +742,14 @@ def _available_on(claim: KubeObject, node_name: str, labels: Mapping[str, str]) 
 
 
 def _bound(pod: KubeObject, node_name: str) -> KubeObject:
-    return {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
+    bound = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
+    share_pod_facts(pod, bound)
+    return bound
 
 
 def _unbound(pod: KubeObject) -> KubeObject:
     spec = dict(pod.get("spec") or {})
     spec.pop("nodeName", None)
-    return {**pod, "spec": spec}
+    unbound = {**pod, "spec": spec}
+    share_pod_facts(pod, unbound)
+    return unbound

@@ -27,16 +27,17 @@ from __future__ import annotations
 from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, Final, Protocol, TypeAlias, TypeVar
 
 from snapshot.kinds import CLAIM_KIND, NODE_KIND, NON_LOCAL_SLICES_KEY, SLICE_KIND
 from snapshot.objects import KubeObject
-from snapshot.pods import Resources, node_allocatable
 from store import ABSENT, VersionedStore
 
 __all__ = [
     "PlacementIndex",
-    "allocatable",
+    "PoolDevices",
+    "PoolKey",
+    "device_names",
     "free_in",
     "shares_a_pool",
     "slice_list_devices",
@@ -46,7 +47,26 @@ PoolKey: TypeAlias = tuple[str, str]
 PoolDevices: TypeAlias = tuple[PoolKey, frozenset[str]]
 _Derived = TypeVar("_Derived")
 _Cache = dict[int, tuple[Any, Any]]
-_NOTHING = Resources()
+_IMPOSSIBLE: Final = -(2**63)
+
+
+class _Amounts(Protocol):
+    """What the index reads of a node's allocatable and of its pods' summed requests
+    (``snapshot.scheduling.Requests``)."""
+
+    @property
+    def cpu(self) -> int: ...
+    @property
+    def memory(self) -> int: ...
+    @property
+    def pods(self) -> int: ...
+
+
+class _Zero:
+    cpu = memory = pods = 0
+
+
+_NOTHING: Final = _Zero()
 # (largest free cpu, memory, pods, some node with a free local device)
 _Summary: TypeAlias = tuple[int, int, int, bool]
 
@@ -70,14 +90,8 @@ def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _
     return value
 
 
-_ALLOCATABLE: _Cache = {}
 _DEVICE_NAMES: _Cache = {}
 _SLICE_LISTS: _Cache = {}
-
-
-def allocatable(node: KubeObject) -> Resources:
-    """The node's allocatable CPU, memory and pods (remembered per node object)."""
-    return _remembered(_ALLOCATABLE, node, node_allocatable)
 
 
 def _names_of_devices(slice_: KubeObject) -> PoolDevices:
@@ -140,20 +154,25 @@ def free_in(pools: Iterable[PoolDevices], allocated: Mapping[PoolKey, AbstractSe
 class PlacementIndex:
     """Node names in sorted blocks with a lazily kept summary per block (see the module).
 
-    ``used`` is the pod index's requests per node and ``allocated`` the allocated device names
-    per pool, both live views read at query time.
+    ``requested`` is the pod index's requests per node, ``allocatable`` and ``slices`` the node
+    index's allocatable and local slice devices per node, ``allocated`` the allocated device
+    names per pool: live views, read at query time.
     """
 
     def __init__(
         self,
         store: VersionedStore,
-        used: Mapping[str, Resources],
+        requested: Mapping[str, _Amounts],
+        allocatable: Mapping[str, _Amounts],
+        slices: Mapping[str, tuple[bool, tuple[PoolDevices, ...]]],
         allocated: Callable[[], Mapping[PoolKey, AbstractSet[str]]],
         *,
         block: int | None = None,
     ) -> None:
         self._store = store
-        self._used = used
+        self._used = requested
+        self._allocatable = allocatable
+        self._slices = slices
         self._allocated = allocated
         self._block = BLOCK if block is None else block
         self._blocks: list[list[str]] = []
@@ -291,22 +310,22 @@ class PlacementIndex:
     # -- queries ----------------------------------------------------------------------------------
 
     def _node_facts(self, name: str) -> _Summary:
-        """What the node offers: free CPU, memory and pods, and whether it has a free local
-        device; remembered until the node, its pods, slices or their claims change."""
+        """What the node offers: free CPU, memory and pod slots, and whether it has a free
+        local device; remembered until the node, its pods, slices or their claims change."""
         facts = self._facts.get(name)
         if facts is not None:
             return facts
-        node = self._store.get(NODE_KIND, name)
-        if node is None:  # (a node written to the store without its index: offers nothing)
-            facts = (-(2**63), -(2**63), -(2**63), False)
+        have = self._allocatable.get(name)
+        if have is None:  # (a node written to the store without its index: offers nothing)
+            facts = (_IMPOSSIBLE, _IMPOSSIBLE, _IMPOSSIBLE, False)
         else:
-            have = allocatable(node)
             used = self._used.get(name, _NOTHING)
+            local = self._slices.get(name)
             facts = (
                 have.cpu - used.cpu,
                 have.memory - used.memory,
                 have.pods - used.pods,
-                self._device_free(name, self._allocated()),
+                local is not None and (local[0] or free_in(local[1], self._allocated())),
             )
         self._facts[name] = facts
         return facts
@@ -324,36 +343,37 @@ class PlacementIndex:
         )
         return summary
 
-    def _device_free(self, name: str, allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:
-        local = self._store.get(SLICE_KIND, name)
-        if not local:
-            return False
-        spread, pools = slice_list_devices(local)
-        return spread or free_in(pools, allocated)
+    def candidates(self, cpu: int, memory: int, needs_device: bool) -> Iterator[str]:
+        """In name order, the nodes that pass ``schedule_pod_anywhere``'s cheap checks for a
+        pod asking ``cpu`` millicores and ``memory`` bytes: a free pod slot, the CPU and memory
+        asked for (an amount of 0 is not checked, as NodeResourcesFit does not) and, with
+        ``needs_device``, a free local device (or a pool that may spread over nodes).
 
-    def candidates(self, want: Resources, needs_device: bool) -> Iterator[str]:
-        """In name order, the nodes where ``want`` fits beside the pods already there and, with
-        ``needs_device``, that have a free local device (or a pool spread over nodes).
-
-        Reads the store as it is when each block is reached: stop iterating once you write.
+        Reads the indexes as they are when each block is reached: stop iterating once you
+        write.
         """
         summaries = self._summaries
         blocks = self._blocks
         facts_of = self._facts.get
-        cpu, memory, pods = want.cpu, want.memory, want.pods
         for i in range(len(blocks)):
             summary = summaries[i]
             if summary is None:
                 summary = self._summary(i)
-            if cpu > summary[0] or memory > summary[1] or pods > summary[2]:
-                continue
-            if needs_device and not summary[3]:
+            if (
+                summary[2] < 1
+                or (cpu > 0 and cpu > summary[0])
+                or (memory > 0 and memory > summary[1])
+                or (needs_device and not summary[3])
+            ):
                 continue
             for name in blocks[i]:
                 facts = facts_of(name) or self._node_facts(name)
-                if cpu > facts[0] or memory > facts[1] or pods > facts[2]:
-                    continue
-                if needs_device and not facts[3]:
+                if (
+                    facts[2] < 1
+                    or (cpu > 0 and cpu > facts[0])
+                    or (memory > 0 and memory > facts[1])
+                    or (needs_device and not facts[3])
+                ):
                     continue
                 yield name
 

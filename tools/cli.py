@@ -18,6 +18,7 @@ from tools.bench_cmd import bench
 from tools.demo_cmd import demo
 from tools.diff_cmd import diff_cmd
 from tools.errors import CommandError
+from tools.explain_cmd import explain_cmd
 from tools.history_cmd import history_cmd
 from tools.inspect_cmd import inspect_cmd
 from tools.query_cmd import query
@@ -71,6 +72,7 @@ for _command in (
     drop_cmd,
     inspect_cmd,
     history_cmd,
+    explain_cmd,
     replay_cmd,
     diff_cmd,
     query,

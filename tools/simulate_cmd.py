@@ -419,9 +419,13 @@ def _resume_command(ctx: click.Context, db: str, name: str) -> str:
 
 
 def _report(data: dict[str, Any], as_json: bool) -> None:
+    # What the filters did not check, one line each on stderr (the JSON keeps them too).
+    for warning in data.get("warnings") or ():
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         click.echo(jsonlib.dumps(data))
         return
+    data = {**data, "warnings": len(data.get("warnings") or ())}
     width = max(len(k) for k in data)
     for key, value in data.items():
         shown = jsonlib.dumps(value) if isinstance(value, dict | list) else value

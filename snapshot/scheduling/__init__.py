@@ -68,6 +68,7 @@ from snapshot.scheduling.view import (
     StaticCluster,
     node_facts,
     pod_facts,
+    share_pod_facts,
 )
 
 __all__ = [
@@ -109,4 +110,5 @@ __all__ = [
     "node_facts",
     "pod_facts",
     "pod_warnings",
+    "share_pod_facts",
 ]

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from snapshot.scheduling.resources import CPU, MEMORY, Requests, quantity_of, requests_from_list
@@ -42,6 +43,7 @@ __all__ = [
     "extended_resource_requests",
     "pod_level_requests_set",
     "restartable",
+    "status_counts",
 ]
 
 Values = dict[str, Fraction]
@@ -167,6 +169,32 @@ def _minus(values: Values | None, overhead: Values) -> Values | None:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _single_container(requests: tuple[tuple[str, Any], ...]) -> Requests:
+    """The requests of a pod of one container with only ``requests`` (remembered: the pods of
+    a workload repeat them)."""
+    return requests_from_list(_values(dict(requests)), pods=1)
+
+
+def status_counts(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod's status can make ``use_status=True`` differ from the spec's requests
+    (container or pod-level resources in the status, or a resize condition); when not, a
+    placed pod counts for what it asks."""
+    status = pod.get("status")
+    if not status:
+        return False
+    return any(
+        status.get(key) is not None
+        for key in (
+            "containerStatuses",
+            "initContainerStatuses",
+            "allocatedResources",
+            "resources",
+            "conditions",
+        )
+    )
+
+
 def compute_pod_requests(pod: Mapping[str, Any], *, use_status: bool = False) -> Requests:
     """The pod's requests with one pod slot (``pods=1``); see the module docstring.
 
@@ -180,8 +208,23 @@ def compute_pod_requests(pod: Mapping[str, Any], *, use_status: bool = False) ->
         ObjectValidationError: a quantity does not parse.
     """
     spec = pod.get("spec") or {}
-    containers = spec.get("containers") or ()
+    containers: list[Mapping[str, Any]] = spec.get("containers") or []
     inits = spec.get("initContainers") or ()
+    if (
+        len(containers) == 1
+        and not inits
+        and not spec.get("overhead")
+        and not spec.get("resources")
+        and not (use_status and status_counts(pod))
+    ):
+        # The common shape, one container and nothing else: its requests are the pod's.
+        resources = containers[0].get("resources") or {}
+        if not resources.get("limits"):
+            try:
+                return _single_container(tuple((resources.get("requests") or {}).items()))
+            except TypeError:  # an unhashable value: no shortcut
+                pass
+        return requests_from_list(_container_requests(containers[0]), pods=1)
     spec_total = _aggregate(
         (_container_requests(c) for c in containers),
         ((_container_requests(c), restartable(c)) for c in inits),

@@ -126,8 +126,12 @@ class Requests:
         if other.scalars:
             merged = dict(scalars)
             for name, amount in other.scalars.items():
-                merged[name] = merged.get(name, 0) + sign * amount
-            scalars = MappingProxyType(merged)
+                total = merged.get(name, 0) + sign * amount
+                if total:
+                    merged[name] = total
+                else:
+                    merged.pop(name, None)  # zero amounts absent: equal sums compare equal
+            scalars = MappingProxyType(merged) if merged else _NO_SCALARS
         return Requests(
             self.cpu + sign * other.cpu,
             self.memory + sign * other.memory,

@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol, TypeVar
 from snapshot.kinds import namespace_or_default
 from snapshot.objects import KubeObject
 from snapshot.scheduling.matchers import NO_SCHEDULE_EFFECTS, Taint
-from snapshot.scheduling.pod_requests import compute_pod_requests
+from snapshot.scheduling.pod_requests import compute_pod_requests, status_counts
 from snapshot.scheduling.resources import Requests, node_allocatable_requests
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "StaticCluster",
     "node_facts",
     "pod_facts",
+    "share_pod_facts",
 ]
 
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
@@ -106,8 +107,19 @@ def _parse_node(node: KubeObject) -> NodeFacts:
         labels=metadata.get("labels") or {},
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
-        allocatable=node_allocatable_requests(node),
+        allocatable=_allocatable(node),
     )
+
+
+_STATUSES: dict[int, tuple[Any, Any]] = {}
+
+
+def _allocatable(node: KubeObject) -> Requests:
+    # Copies of a template node (a scale-up's new nodes) share its status: parsed once.
+    status = node.get("status")
+    if not status:
+        return node_allocatable_requests(node)
+    return _remember(_STATUSES, status, lambda s: node_allocatable_requests({"status": s}))
 
 
 _NODES: dict[int, tuple[Any, Any]] = {}
@@ -150,8 +162,12 @@ class PodFacts:
 
     @property
     def has_required_anti_affinity(self) -> bool:
-        anti = (self.spec.get("affinity") or {}).get("podAntiAffinity") or {}
-        return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
+        return self.derived(_has_required_anti_affinity)
+
+
+def _has_required_anti_affinity(pod: PodFacts) -> bool:
+    anti = (pod.spec.get("affinity") or {}).get("podAntiAffinity") or {}
+    return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
 
 
 def _spec_requests(pod: PodFacts) -> Requests:
@@ -159,6 +175,8 @@ def _spec_requests(pod: PodFacts) -> Requests:
 
 
 def _status_requests(pod: PodFacts) -> Requests:
+    if not status_counts(pod.pod):
+        return pod.requests  # the same, derived once
     return compute_pod_requests(pod.pod, use_status=True)
 
 
@@ -237,3 +255,24 @@ class StaticCluster:
             return {NAMESPACE_NAME_LABEL: namespace}
         labels = self._namespaces.get(namespace, {})
         return {NAMESPACE_NAME_LABEL: namespace, **labels}
+
+
+def share_pod_facts(original: KubeObject, copy: KubeObject) -> None:
+    """Give ``copy``, the same pod bound to a node or taken off one (nothing but
+    ``spec.nodeName`` differs), what was derived from ``original``: requests, terms and
+    ports do not depend on the node name, and a placement then costs no new derivation.
+    """
+    facts = pod_facts(original)
+    facts.placed_requests  # noqa: B018  # derived now, so the copy shares it
+    shared = PodFacts(
+        pod=copy,
+        key=facts.key,
+        namespace=facts.namespace,
+        labels=facts.labels,
+        spec=copy.get("spec") or {},
+        terminating=facts.terminating,
+        _derived=dict(facts._derived),
+    )
+    if len(_PODS) > _CACHE_LIMIT:
+        _PODS.clear()
+    _PODS[id(copy)] = (copy, shared)

@@ -20,13 +20,14 @@ import copy
 import difflib
 import pprint
 from collections.abc import Iterable
-from dataclasses import astuple, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from snapshot.cluster import ClusterSnapshot
 from snapshot.dra import DraSnapshot
 from snapshot.kinds import NODE_KIND, POD_KIND, SLICE_KIND, key_of
 from snapshot.pods import Resources, node_allocatable, node_name_of, pod_requests
+from snapshot.scheduling import Requests, node_facts, pod_facts
 from store import VersionedStore
 from tests.snapshot.dra_builders import (
     assert_index_consistent,
@@ -329,11 +330,22 @@ def assert_indexes_consistent(cs: ClusterSnapshot) -> None:
 
 
 def _device_free_recomputed(cs: ClusterSnapshot, name: str) -> bool:
-    """A free local device on the node, by a scan of every claim (or a pool spread over
-    several slices, which the cheap checks leave to the allocator)."""
+    """A free local device on the node, by a scan of every claim (or a pool whose newest
+    generation lacks slices on the node, which the cheap checks leave to the allocator)."""
     local = cs.store.get(SLICE_KIND, name) or []
-    if any(s["spec"]["pool"].get("resourceSliceCount", 1) > 1 for s in local):
-        return True
+    newest: dict[Any, int] = {}
+    for s in local:
+        pool = (s["spec"]["driver"], s["spec"]["pool"]["name"])
+        newest[pool] = max(newest.get(pool, 0), s["spec"]["pool"].get("generation", 0))
+    for pool, generation in newest.items():
+        there = [
+            s
+            for s in local
+            if (s["spec"]["driver"], s["spec"]["pool"]["name"]) == pool
+            and s["spec"]["pool"].get("generation", 0) == generation
+        ]
+        if len(there) != there[0]["spec"]["pool"].get("resourceSliceCount", 1):
+            return True
     taken = recomputed_devices(cs.dra)
     return any(
         (s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]) not in taken
@@ -342,26 +354,36 @@ def _device_free_recomputed(cs: ClusterSnapshot, name: str) -> bool:
     )
 
 
+def _free_slots(cs: ClusterSnapshot, name: str) -> tuple[int, int, int]:
+    """Free CPU, memory and pod slots as the filters count them, by a scan of the store."""
+    node = cs.node(name)
+    assert node is not None
+    have = node_facts(node).allocatable
+    used = Requests()
+    for p in cs.store.items(POD_KIND).values():
+        if node_name_of(p) == name:
+            used = used + pod_facts(p).placed_requests
+    return have.cpu - used.cpu, have.memory - used.memory, have.pods - used.pods
+
+
 def assert_placement_consistent(cs: ClusterSnapshot) -> None:
-    """The placement index yields exactly the nodes a scan of every node would let through."""
-    assert cs.node_names() == sorted(cs.store.keys(NODE_KIND))
-    wants = [Resources(0, 0, 1), Resources(500, 256 * 2**20, 1), Resources(3000, 2**30, 1)]
-    for want in wants:
+    """The placement index yields exactly the nodes a scan of every node lets through
+    ``schedule_pod_anywhere``'s cheap checks."""
+    names = sorted(cs.store.keys(NODE_KIND))
+    assert cs.node_names() == names
+    free = {name: _free_slots(cs, name) for name in names}
+    for cpu, memory in ((0, 0), (500, 256 * 2**20), (3000, 2**30), (0, 2**30)):
         for needs_device in (False, True):
             scan = [
                 name
-                for name in sorted(cs.store.keys(NODE_KIND))
-                if all(
-                    need <= have
-                    for need, have in zip(
-                        (want.cpu, want.memory, want.pods),
-                        astuple(recomputed_free(cs, name)),
-                        strict=True,
-                    )
-                )
+                for name in names
+                if free[name][2] >= 1
+                and (cpu == 0 or cpu <= free[name][0])
+                and (memory == 0 or memory <= free[name][1])
                 and (not needs_device or _device_free_recomputed(cs, name))
             ]
-            assert list(cs._placement.candidates(want, needs_device)) == scan, (want, needs_device)
+            found = list(cs._placement.candidates(cpu, memory, needs_device))
+            assert found == scan, (cpu, memory, needs_device)
 
 
 def assert_state(cs: ClusterSnapshot, state: State) -> None:

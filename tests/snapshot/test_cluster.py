@@ -405,9 +405,9 @@ BIG = node("big", cpu="8", memory="16Gi", pods="110")
 @pytest.mark.parametrize(
     ("pod", "short"),
     [
-        (plain_pod("cpu-hog", cpu="1500m", memory="128Mi"), "insufficient cpu"),
-        (plain_pod("memory-hog", cpu="100m", memory="2Gi"), "insufficient memory"),
-        (plain_pod("both-hog", cpu="2", memory="2Gi"), "insufficient cpu, memory"),
+        (plain_pod("cpu-hog", cpu="1500m", memory="128Mi"), "Insufficient cpu"),
+        (plain_pod("memory-hog", cpu="100m", memory="2Gi"), "Insufficient memory"),
+        (plain_pod("both-hog", cpu="2", memory="2Gi"), "Insufficient cpu, Insufficient memory"),
     ],
     ids=["cpu", "memory", "cpu-and-memory"],
 )
@@ -424,7 +424,7 @@ def test_pod_count_limit(harness: ClusterHarness) -> None:
     tiny = [plain_pod(f"tiny-{i}", cpu="10m", memory="1Mi") for i in range(3)]
     cs.schedule_pod(tiny[0], "small")
     cs.schedule_pod(tiny[1], "small")
-    with pytest.raises(SchedulingError, match=r"insufficient pods$"):
+    with pytest.raises(SchedulingError, match=r"does not fit on node small: Too many pods$"):
         cs.schedule_pod(tiny[2], "small")
     cs = harness.reopen(cs)
     assert cs.free_resources(SMALL) == Resources(980, 2**30 - 2 * 2**20, 0)
@@ -443,7 +443,7 @@ def test_requests_count_init_containers_and_overhead(harness: ClusterHarness) ->
     assert pod_requests(with_overhead) == Resources(1100, 64 * 2**20, 1)
     cs = harness.build(State(nodes=[SMALL]))
     for p in (init_heavy, with_overhead):
-        with pytest.raises(SchedulingError, match=r"insufficient cpu$"):
+        with pytest.raises(SchedulingError, match=r"does not fit on node small: Insufficient cpu$"):
             cs.schedule_pod(p, "small")
 
 
@@ -480,7 +480,7 @@ def test_devices_run_out(harness: ClusterHarness) -> None:
     second_owned["metadata"].update(name="second-owned", uid="second-owned-uid")
     second_owned["metadata"]["ownerReferences"][0].update(name="second", uid="second")
     cs = harness.build(SCHEDULED.but(claims=[*SCHEDULED.claims, second_owned]))
-    with pytest.raises(SchedulingError, match="no free device on node specialNode"):
+    with pytest.raises(SchedulingError, match=r"on node specialNode: cannot allocate all claims$"):
         cs.schedule_pod(second, NODE)
     assert cs.schedule_pod_anywhere(second) is None
     cs = harness.reopen(cs)

@@ -26,10 +26,11 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from snapshot.cluster import POD_KIND, ClusterSnapshot
+from snapshot.cluster import NODE_KIND, POD_KIND, ClusterSnapshot
 from snapshot.dra import CLAIM_KIND, CLASS_KIND, SLICE_KIND
 from snapshot.dra_index import DeviceIndex, FlatList
 from snapshot.errors import NotFoundError, SchedulingError
+from snapshot.node_index import NodeIndex
 from snapshot.pod_index import NOTHING, PodIndex
 from store import ABSENT, MemoryStore, Store
 from store.codec import encode
@@ -122,7 +123,12 @@ def assert_follows(cs: ClusterSnapshot) -> None:
         n: set(keys) for n, keys in nonempty(fresh_pods.by_node).items()
     }
     assert pods.node_of == fresh_pods.node_of
-    assert nonempty(pods.used) == nonempty(fresh_pods.used)
+    assert nonempty(pods.requested) == nonempty(fresh_pods.requested)
+    assert pods.anti_affinity == fresh_pods.anti_affinity
+    fresh_nodes = NodeIndex()
+    fresh_nodes.rebuild(store.items(NODE_KIND), store.items(SLICE_KIND))
+    assert cs._nodes.allocatable == fresh_nodes.allocatable
+    assert cs._nodes.slices == fresh_nodes.slices
 
 
 class FollowerMachine(RuleBasedStateMachine):

@@ -222,7 +222,6 @@ def test_scale_down_disabled_annotation_keeps_a_node(tmp_path: Path) -> None:
     assert outcome.result["removed"] == []
 
 
-@pytest.mark.xfail(strict=True, reason="needs filters in ClusterSnapshot (branch sched)")
 def test_a_tainted_group_is_skipped_for_pods_without_tolerations(tmp_path: Path) -> None:
     # The estimator checks the template with the scheduler's filters (TaintToleration): a
     # 3-cpu pod without tolerations fits no node of small (tainted dedicated=small:NoSchedule),
@@ -234,7 +233,6 @@ def test_a_tainted_group_is_skipped_for_pods_without_tolerations(tmp_path: Path)
     assert outcome.result["added"] == {"large": 1}
 
 
-@pytest.mark.xfail(strict=True, reason="needs filters in ClusterSnapshot (branch sched)")
 def test_a_node_selector_picks_one_group(tmp_path: Path) -> None:
     # NodeAffinity filter on the template: the pod selects drasnap.io/node-group=large, so only
     # large's template fits it; least-waste would otherwise pick small (1 pod, 3 of 4 cpu).

@@ -19,7 +19,9 @@ import yaml
 
 from snapshot.cluster import ClusterSnapshot
 from snapshot.errors import ObjectValidationError, SchedulingError
+from snapshot.kinds import key_of
 from snapshot.objects import KubeObject
+from snapshot.pod_failures import POD_FAILURE_KIND, PodFailure
 from snapshot.pods import claims_from_templates, node_name_of
 from store import MemoryStore, Store, VersionedStore, replay
 from tools.errors import RunInterrupted
@@ -91,6 +93,8 @@ def test_scale_up_packs_one_gpu_pods_onto_eight_gpu_nodes() -> None:
         "seconds": 0,
         "state_digest": cs.store.state_digest(),
         "resumed": False,
+        "unschedulable": {},
+        "warnings": [],
     }
     assert cs.depth == 0
     assert cs.node_names() == [f"group-0-{i:05d}" for i in range(5)]
@@ -605,3 +609,41 @@ def test_feature_gates_of_the_run_decide_what_the_manifests_may_use(tmp_path: Pa
         for r in c["status"]["allocation"]["devices"]["results"]
     ]
     assert results == ["gpu/two", "gpu/two"]
+
+
+def test_a_pod_that_fits_nowhere_is_recorded_with_the_schedulers_reason(tmp_path: Path) -> None:
+    """pending-big asks for 5 GPUs: the 3 existing nodes (4, 4 and 2 GPUs, some in use) and a
+    new node of either group (4 or 2 GPUs) all fail DynamicResources' allocation, whose
+    reason is ``cannot allocate all claims``. The record is written through the store: it is
+    in the journal and replays."""
+    directory = write_manifests(tmp_path / "dump")
+    outcome, cs = run(from_dir("scale-up", directory))
+    message = "0/5 nodes are available: 5 cannot allocate all claims."
+    assert outcome.extra["unschedulable"] == {"default/pending-big": message}
+    assert outcome.as_json()["unschedulable"] == {"default/pending-big": message}
+    record = PodFailure.from_json(
+        "default/pending-big", cs.store.get(POD_FAILURE_KIND, "default/pending-big")
+    )
+    assert record.message == message and record.context == "scale-up"
+    reason = record.node_reason("gpu-a-0")
+    assert reason is not None
+    assert (reason.plugin, reason.reasons) == ("DynamicResources", ("cannot allocate all claims",))
+    assert {g: r and r.reasons for g, r in record.node_groups.items()} == {
+        "gpu-a": ("cannot allocate all claims",),
+        "gpu-b": ("cannot allocate all claims",),
+    }
+    assert cs.node_names() == ["gpu-a-0", "gpu-a-00000", "gpu-a-00001", "gpu-a-1", "gpu-b-0"]
+    assert cs.depth == 0
+
+
+def test_warnings_name_each_pod_and_field_the_filters_do_not_check() -> None:
+    settings = Settings("scale-up", pods=2).resolved()
+    start = prepare(settings)
+    start.pending[0]["spec"]["schedulingGates"] = [{"name": "wait"}]
+    cs = ClusterSnapshot(MemoryStore())
+    outcome = simulate(cs, settings, lambda: start)
+    key = key_of(start.pending[0])
+    assert outcome.as_json()["warnings"] == [
+        f"pod {key}: spec.schedulingGates: kube-scheduler does not try a pod with scheduling "
+        "gates (SchedulingGates); it is simulated as if they were removed"
+    ]

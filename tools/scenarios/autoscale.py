@@ -62,7 +62,7 @@ from snapshot.errors import SchedulingError
 from snapshot.kinds import key_of, namespace_or_default
 from snapshot.objects import KubeObject, name_of
 from snapshot.scheduling import pod_warnings
-from snapshot.scheduling.fit_error import FitError, NodeResult
+from snapshot.scheduling.fit_error import FitError
 from tools.scenarios.base import Sim
 from tools.scenarios.inputs import Cluster, NodeGroup, group_of, instantiate
 from tools.scenarios.scale_up import GROUP_KIND, PENDING_KIND
@@ -261,48 +261,13 @@ def _signature(pod: KubeObject) -> bytes:
     )
 
 
-def node_result(message: str) -> NodeResult:
-    """The scheduler's reasons for a cluster snapshot's refusal of one node.
-
-    The snapshot's messages name the pod and node; the scheduler's reasons do not, so that
-    nodes refusing alike count together (``2 Insufficient cpu``). Messages this does not know
-    are kept whole."""
-    short = re.search(r"does not fit on node \S+: insufficient (.+)$", message)
-    if short:
-        return NodeResult(
-            "NodeResourcesFit",
-            tuple(
-                "Too many pods" if what == "pods" else f"Insufficient {what}"
-                for what in short.group(1).split(", ")
-            ),
-        )
-    if "cannot allocate the devices" in message or message.startswith("no free device"):
-        return NodeResult("DynamicResources", ("cannot allocate all claims",))
-    if "allocated to another node" in message:
-        return NodeResult("DynamicResources", ("resourceclaim not available on the node",))
-    return NodeResult("", (message,))
-
-
 def fit_error(cs: ClusterSnapshot, pod: KubeObject, nodes: Sequence[str]) -> FitError | None:
-    """Why ``pod`` fits none of ``nodes``, in the scheduler's words; None when it fits one.
-
-    The snapshot's own ``fit_error`` (kube-scheduler's filters, branch ``sched``) answers when
-    the snapshot has one; until then each node's refusal comes from ``placement_failure``.
-    """
-    native = getattr(cs, "fit_error", None)
-    if native is not None:
-        try:
-            found: FitError = native(pod, nodes)
-        except SchedulingError:
-            return None
-        return found
-    refused = {}
-    for name in nodes:
-        message = cs.placement_failure(pod, name)
-        if message is None:
-            return None
-        refused[name] = node_result(message)
-    return FitError(len(nodes), nodes=refused)
+    """Why ``pod`` fits none of ``nodes``, in the scheduler's words (kube-scheduler's filters,
+    ``ClusterSnapshot.fit_error``); None when it fits one."""
+    try:
+        return cs.fit_error(pod, nodes)
+    except SchedulingError:
+        return None
 
 
 def _why(cs: ClusterSnapshot, pod: KubeObject, nodes: Sequence[str]) -> str:

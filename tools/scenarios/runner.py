@@ -35,6 +35,7 @@ from tools.scenarios.base import (
     Sim,
     StopRequest,
 )
+from tools.scenarios.failures import run_warnings, unschedulable
 from tools.scenarios.inputs import Cluster, build
 
 
@@ -160,6 +161,10 @@ def _outcome(
         seconds=time.monotonic() - started,
         state_digest=sim.store.state_digest(),
         resumed=resumed,
+        extra={
+            "unschedulable": unschedulable(sim.store),
+            "warnings": run_warnings(sim.store, scale_up.PENDING_KIND),
+        },
     )
 
 

@@ -4,7 +4,8 @@
 For each node group in turn: Fork, add template nodes one by one and bin-pack the pending pods
 onto them (each pod tries the newest node, then a new one), record how many nodes the group
 needs, Revert. Then take the group needing the fewest nodes (the first on a tie) and apply that
-expansion: Fork, add, schedule, Commit. Pending pods that fit no node of a group stay pending.
+expansion: Fork, add, schedule, Commit. Pending pods that fit no node of a group stay pending,
+and the run records why (``tools.scenarios.failures``: a ``PodFailure`` each).
 
 Steps: step i < len(groups) estimates group i; step len(groups) applies the best one.
 """
@@ -16,6 +17,7 @@ from typing import Any
 from snapshot.kinds import key_of
 from snapshot.objects import KubeObject
 from tools.scenarios.base import Sim
+from tools.scenarios.failures import record_unschedulable
 from tools.scenarios.inputs import Cluster, NodeGroup, instantiate
 
 PENDING_KIND = "PendingPod"
@@ -93,6 +95,7 @@ def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
         sim.save(step + 1, results)
     usable = [g for g in groups if estimates.get(g.name, -1) > 0]
     if not usable:
+        record_unschedulable(sim, pending, groups, "scale-up")
         results = {"estimates": estimates, "node_group": None, "nodes_added": 0, "placed": 0}
         sim.save(total, results, done=True)
         return results
@@ -103,6 +106,7 @@ def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
     for pod in pending:
         if sim.cluster.pod(pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]):
             store.delete(PENDING_KIND, key_of(pod))
+    record_unschedulable(sim, pending, groups, "scale-up")
     results = {"estimates": estimates, "node_group": best.name, "nodes_added": nodes}
     results["placed"] = placed
     sim.advance(total, f"{best.name}: {nodes:,} nodes added")

@@ -83,6 +83,14 @@ class Fit:
         return {n: self.requests.scalar(n) for n in sorted(self.dra_backed)}
 
 
+def _plain_fit(pod: PodFacts) -> Fit:
+    return Fit(pod.requests, frozenset(), pod.requests.only_cpu_memory)
+
+
+def _plain_proceed(pod: PodFacts) -> Proceed:
+    return Proceed(pod.derived(_plain_fit))
+
+
 class NodeResourcesFit:
     """Refuses nodes whose free allocatable is short of what the pod requests.
 
@@ -98,14 +106,17 @@ class NodeResourcesFit:
     def fit_for(self, pod: PodFacts) -> Fit:
         """The pod's requests and which of its extended resources DRA may provide."""
         requests = pod.requests
-        dra: frozenset[str] = frozenset()
-        if requests.scalars:
-            names = self._dra_resource_names()
-            dra = frozenset(n for n, amount in requests.scalars.items() if amount and n in names)
+        if not requests.scalars:
+            return pod.derived(_plain_fit)  # nothing DRA could provide: the same every time
+        names = self._dra_resource_names()
+        dra = frozenset(n for n, amount in requests.scalars.items() if amount and n in names)
         return Fit(requests, dra, requests.only_cpu_memory)
 
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
-        return Proceed(self.fit_for(pod))
+        fit = self.fit_for(pod)
+        if not fit.dra_backed and not fit.requests.scalars:
+            return pod.derived(_plain_proceed)
+        return Proceed(fit)
 
     def filter(
         self, state: Fit, pod: PodFacts, node: NodeFacts, cluster: ClusterView

@@ -18,14 +18,21 @@ ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
+def _tolerates_unschedulable(pod: PodFacts) -> bool:
+    return any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in parse_tolerations(pod.spec))
+
+
+_TOLERATED: Final = Proceed(True)
+_NOT_TOLERATED: Final = Proceed(False)
+
+
 class NodeUnschedulable:
     """Refuses cordoned nodes to pods without the unschedulable toleration."""
 
     name: Final = "NodeUnschedulable"
 
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
-        tolerated = any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in parse_tolerations(pod.spec))
-        return Proceed(tolerated)
+        return _TOLERATED if pod.derived(_tolerates_unschedulable) else _NOT_TOLERATED
 
     def filter(
         self, state: Any, pod: PodFacts, node: NodeFacts, cluster: ClusterView

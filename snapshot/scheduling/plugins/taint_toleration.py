@@ -20,13 +20,21 @@ def untolerated_taint_reason(key: str, value: str) -> str:
     return f"node(s) had untolerated taint {{{key}: {value}}}"
 
 
+def _tolerations(pod: PodFacts) -> tuple[Toleration, ...]:
+    return parse_tolerations(pod.spec)
+
+
+def _proceed(pod: PodFacts) -> Proceed:
+    return Proceed(pod.derived(_tolerations))
+
+
 class TaintToleration:
     """Refuses nodes with a NoSchedule/NoExecute taint the pod does not tolerate."""
 
     name: Final = "TaintToleration"
 
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
-        return Proceed(parse_tolerations(pod.spec))
+        return pod.derived(_proceed)
 
     def filter(
         self, state: tuple[Toleration, ...], pod: PodFacts, node: NodeFacts, cluster: ClusterView

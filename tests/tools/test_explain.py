@@ -1,0 +1,143 @@
+"""``drasnap explain`` and the ``pod_failures`` view on a recorded scale-up from manifests
+(``write_manifests``): pending-big asks for 5 GPUs, more than any node or template has, so it
+is left unplaced with DynamicResources' reason on every node; the record replays (``--at``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from store import Journal
+from store.sql_query import query
+from tests.conftest import Database
+from tests.tools.test_scenarios import write_manifests
+from tools.cli import cli
+
+MESSAGE = "0/5 nodes are available: 5 cannot allocate all claims."
+
+
+def drasnap(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("explain")
+    directory = write_manifests(tmp / "dump")
+    db = tmp / "sim.db"
+    result = drasnap("simulate", "scale-up", str(db), "--from", str(directory), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout.splitlines()[-1])
+    assert data["unschedulable"] == {"default/pending-big": MESSAGE}
+    return db
+
+
+def test_explain_prints_the_schedulers_message_and_each_groups_answer(recorded: Path) -> None:
+    result = drasnap("explain", str(recorded), "--pod", "default/pending-big")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"pod default/pending-big: {MESSAGE}",
+        "  5 node(s): DynamicResources: cannot allocate all claims",
+        "node group gpu-a, a new node: DynamicResources: cannot allocate all claims",
+        "node group gpu-b, a new node: DynamicResources: cannot allocate all claims",
+    ]
+
+
+def test_explain_one_node_as_json(recorded: Path) -> None:
+    result = drasnap(
+        "explain", str(recorded), "--pod", "default/pending-big", "--node", "gpu-b-0", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["message"] == MESSAGE
+    assert data["node"] == {
+        "name": "gpu-b-0",
+        "plugin": "DynamicResources",
+        "reasons": ["cannot allocate all claims"],
+    }
+
+
+def test_explain_at_a_seq_before_the_record_and_after(recorded: Path) -> None:
+    with Journal.open(recorded, name="scale-up-1") as journal:
+        writes = journal.key_writes("PodFailure", ["default/pending-big"])
+    (seq,) = [w.seq for w in writes]
+    before = drasnap("explain", str(recorded), "--pod", "default/pending-big", "--at", str(seq - 1))
+    assert before.exit_code == 1
+    assert "holds no record of pod default/pending-big left unplaced at seq" in before.output
+    after = drasnap("explain", str(recorded), "--pod", "default/pending-big", "--at", str(seq))
+    assert after.exit_code == 0, after.output
+    assert MESSAGE in after.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--pod", "pending-big"], "Error: --pod takes namespace/name, got 'pending-big'"),
+        (["--pod", "default/pending-0"], "Error: pod default/pending-0 is on node gpu-a-00000"),
+        (["--pod", "default/nope"], "Error: run 'scale-up-1' holds no record of pod default/nope"),
+        (
+            ["--pod", "default/pending-big", "--node", "nope"],
+            "Error: the answer for pod default/pending-big does not cover node 'nope'",
+        ),
+    ],
+    ids=["no-namespace", "placed", "unknown", "unknown-node"],
+)
+def test_explain_user_errors_are_one_line(recorded: Path, args: list[str], message: str) -> None:
+    result = drasnap("explain", str(recorded), *args)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1].startswith(message), result.output
+    assert "Traceback" not in result.output
+
+
+def test_pod_failures_view(recorded: Path) -> None:
+    result = query(
+        recorded,
+        "SELECT store, pod, pod_namespace, pod_name, message, nodes, context FROM pod_failures",
+    )
+    assert [tuple(r) for r in result.rows] == [
+        ("scale-up-1", "default/pending-big", "default", "pending-big", MESSAGE, 5, "scale-up")
+    ]
+
+
+def test_the_docs_queries_on_pod_failures_answer(recorded: Path) -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "sql.md").read_text()
+    section = docs.split("## `pod_failures`")[1].split("## Examples")[0]
+    listed, per_node = [block.split("```")[0] for block in section.split("```sql")[1:]]
+    assert [tuple(r) for r in query(recorded, listed).rows] == [
+        ("scale-up-1", "default/pending-big", MESSAGE)
+    ]
+    rows = query(recorded, per_node).rows
+    assert [r[1] for r in rows] == ["gpu-a-0", "gpu-a-00000", "gpu-a-00001", "gpu-a-1", "gpu-b-0"]
+    assert {(r[0], r[2]) for r in rows} == {("DynamicResources", '["cannot allocate all claims"]')}
+
+
+def test_simulate_prints_each_warning_on_its_own_line(tmp_path: Path) -> None:
+    directory = write_manifests(tmp_path / "dump")
+    pods = directory / "03-pods.yaml"
+    # the first pod of the file gets another scheduler's name
+    pods.write_text(
+        pods.read_text().replace("spec:\n", "spec:\n  schedulerName: my-scheduler\n", 1)
+    )
+    result = drasnap("simulate", "scale-up", str(tmp_path / "s.db"), "--from", str(directory))
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1
+    assert warnings[0].endswith(
+        "spec.schedulerName: 'my-scheduler' is simulated with the default scheduler's filters"
+    )
+    assert "warnings       1" in result.stdout
+
+
+def test_pod_failures_view_on_every_backend(database: Database, tmp_path: Path) -> None:
+    directory = write_manifests(tmp_path / "dump")
+    result = drasnap("simulate", "scale-up", database.target, "--from", str(directory))
+    assert result.exit_code == 0, result.output
+    rows = database.sql(
+        "SELECT store, pod, pod_namespace, pod_name, message, nodes, context FROM pod_failures"
+    )
+    assert rows == [
+        ("scale-up-1", "default/pending-big", "default", "pending-big", MESSAGE, 5, "scale-up")
+    ]

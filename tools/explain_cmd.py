@@ -1,0 +1,119 @@
+"""``drasnap explain``: why a run left a pod unplaced, in the scheduler's words.
+
+Reads the ``PodFailure`` record a run wrote (``snapshot.pod_failures``): as stored (the last
+checkpoint), or as of seq ``--at`` (replayed from the journal, so an answer later replaced or
+removed can still be read). Prints kube-scheduler's ``0/N nodes are available: ...`` message,
+the reasons with how many nodes gave each, why a new node of each node group would not take the
+pod (scale-up), or with ``--node`` that one node's reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import click
+
+from snapshot.kinds import POD_KIND
+from snapshot.pod_failures import POD_FAILURE_KIND, PodFailure
+from snapshot.scheduling import NodeResult
+from store import open_state
+from tools.errors import CommandError
+from tools.options import database, json_option, name_option, store_to_read
+from tools.output import echo_json
+
+
+def _refusal(result: NodeResult | None) -> str:
+    if result is None:
+        return "fits (a new node of this group would take the pod)"
+    who = f"{result.plugin}: " if result.plugin else ""
+    return who + result.message
+
+
+def _reasons(failure: PodFailure) -> list[tuple[str, int]]:
+    """(plugin: reasons, how many nodes gave it), the most frequent first."""
+    error = failure.fit_error
+    if error.prefilter is not None:
+        return [(_refusal(error.prefilter), error.num_all_nodes)]
+    counts: Counter[str] = Counter(_refusal(r) for r in error.nodes.values())
+    missing = error.num_all_nodes - len(error.nodes)
+    if error.absent is not None and missing > 0:
+        counts[_refusal(error.absent)] += missing
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+@click.command(name="explain")
+@database
+@name_option
+@click.option("--pod", "pod_key", required=True, metavar="NS/NAME", help="The pod.")
+@click.option("--at", type=int, metavar="SEQ", help="As of this sequence number (replayed).")
+@click.option("--node", metavar="NODE", help="Only this node's reason.")
+@json_option
+def explain_cmd(
+    db: str | None,
+    name: str | None,
+    pod_key: str,
+    at: int | None,
+    node: str | None,
+    as_json: bool,
+) -> None:
+    """Say why a run left a pod unplaced: kube-scheduler's message (0/N nodes are available:
+    ...), the reasons and how many nodes gave each, and for a scale-up why a new node of each
+    node group would not take it either; --node gives one node's reason.
+
+    Example:
+
+        drasnap explain sim.db --name scale-up-1 --pod default/pending-big --node gpu-a-0
+    """
+    namespace, slash, pod_name = pod_key.partition("/")
+    if not slash or not namespace or not pod_name or "/" in pod_name:
+        raise CommandError(f"--pod takes namespace/name, got {pod_key!r}")
+    db, name = store_to_read(db, name)
+    with open_state(db, name=name, at=at) as state:
+        value = state.get(POD_FAILURE_KIND, pod_key)
+        placed = state.get(POD_KIND, pod_key)
+        seq = state.seq
+    point = f"at seq {seq}" if at is not None else "as stored"
+    if value is None:
+        if placed is not None:
+            where = (placed.get("spec") or {}).get("nodeName")
+            raise CommandError(
+                f"pod {pod_key} is on node {where} in run {name!r} {point}: nothing to explain"
+            )
+        raise CommandError(
+            f"run {name!r} holds no record of pod {pod_key} left unplaced {point} "
+            '(drasnap query DB "SELECT pod, message FROM pod_failures" lists those it holds)'
+        )
+    failure = PodFailure.from_json(pod_key, value)
+    data: dict[str, Any] = {
+        "store": name,
+        "seq": seq,
+        "pod": pod_key,
+        "message": failure.message,
+        "context": failure.context,
+    }
+    if node is not None:
+        result = failure.node_reason(node)
+        if result is None:
+            raise CommandError(
+                f"the answer for pod {pod_key} does not cover node {node!r} "
+                f"({failure.fit_error.num_all_nodes} nodes were tried; see the run's node names "
+                "with drasnap inspect --kind Node)"
+            )
+        data["node"] = {"name": node, **result.to_json()}
+    else:
+        data["fit_error"] = failure.fit_error.to_json()
+        data["node_groups"] = {
+            g: (r.to_json() if r is not None else None) for g, r in failure.node_groups.items()
+        }
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"pod {pod_key}: {failure.message}")
+    if node is not None:
+        click.echo(f"node {node}: {_refusal(failure.node_reason(node))}")
+        return
+    for reason, count in _reasons(failure):
+        click.echo(f"  {count} node(s): {reason}")
+    for group, result in sorted(failure.node_groups.items()):
+        click.echo(f"node group {group}, a new node: {_refusal(result)}")
