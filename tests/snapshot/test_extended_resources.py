@@ -35,8 +35,8 @@ def gpu_pod(name: str, count: int, resource: str = "example.com/gpu") -> Obj:
     return pod
 
 
-def cluster() -> ClusterSnapshot:
-    cs = ClusterSnapshot(MemoryStore())
+def cluster(**options: Any) -> ClusterSnapshot:
+    cs = ClusterSnapshot(MemoryStore(), **options)
     gpu = device_class("gpu", DRIVER)
     gpu["spec"]["extendedResourceName"] = "example.com/gpu"
     cs.dra.add_device_classes([gpu])
@@ -118,3 +118,12 @@ def test_the_claim_goes_with_the_binding_and_follows_revert() -> None:
     cs.remove_node("b-dra")
     assert extended_claims(cs) == []
     assert_indexes_consistent(cs)
+
+
+def test_with_the_gate_off_only_nodes_advertising_the_resource_take_the_pod() -> None:
+    # DRAExtendedResource off: the scheduler treats example.com/gpu as a plain extended
+    # resource (NodeResourcesFit against allocatable), so only c-plugin has it.
+    cs = cluster(features={"DRAExtendedResource": False})
+    assert cs.schedule_pod_anywhere(gpu_pod("one", 1)) == "c-plugin"
+    assert cs.schedule_pod_anywhere(gpu_pod("two", 1)) is None
+    assert extended_claims(cs) == []

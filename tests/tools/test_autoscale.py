@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from snapshot.autoscaler.utilization import pool_utilization
 from snapshot.cluster import ClusterSnapshot
+from snapshot.pod_failures import POD_FAILURE_KIND, PodFailure
 from store import MemoryStore, Store
 from tests.tools.test_scenarios import comparable, interrupted_run, never_start
 from tools.cli import cli
@@ -263,6 +264,14 @@ def test_a_pod_that_fits_nowhere_says_why(tmp_path: Path) -> None:
         "no nodes available to schedule pods"
     }
     assert cs.node_names() == ["a-0"]
+    # Recorded for `drasnap explain` and the pod_failures view, group reason included.
+    record = PodFailure.from_json("default/huge", cs.store.get(POD_FAILURE_KIND, "default/huge"))
+    assert (record.message, record.context) == (
+        "0/1 nodes are available: 1 Insufficient cpu.",
+        "autoscale",
+    )
+    group = record.node_groups["a"]
+    assert group is not None and group.reasons == ("Insufficient cpu",)
 
 
 def test_max_size_limits_the_group(tmp_path: Path) -> None:

@@ -64,6 +64,7 @@ from snapshot.objects import KubeObject, name_of
 from snapshot.scheduling import pod_warnings
 from snapshot.scheduling.fit_error import FitError
 from tools.scenarios.base import Sim
+from tools.scenarios.failures import record_unschedulable
 from tools.scenarios.inputs import Cluster, NodeGroup, group_of, instantiate
 from tools.scenarios.scale_up import GROUP_KIND, PENDING_KIND
 
@@ -417,6 +418,9 @@ def _scale_up(
         reason = f"{decision.get('why') or ''} {tail}".strip()
         store.put(DECISION_KIND, f"pod/{key}", {**decision, "unschedulable": reason})
         unschedulable += 1
+    # The scheduler's answer and each group's, as PodFailure records: `drasnap explain` and
+    # the pod_failures view read them, as for a scale-up.
+    record_unschedulable(sim, list(_pending(sim, plan)), groups, "autoscale")
     return {
         **results,
         "placed": results["placed"] + placed,
