@@ -70,8 +70,8 @@ from snapshot.node_selectors import node_selector_matches
 from snapshot.objects import KubeObject, name_of
 from snapshot.placement import (
     PlacementIndex,
-    PoolDevices,
     PoolKey,
+    free_in,
     shares_a_pool,
     slice_list_devices,
 )
@@ -424,7 +424,7 @@ class ClusterSnapshot:
                 if local is None:
                     continue  # no local slice and no free global device
                 spread, pools = local
-                if not spread and not _free_in(pools, allocated):
+                if not spread and not free_in(pools, allocated):
                     continue
             if plain and node_name not in restricted:
                 placement = self._plan(prepared, node_name) if prepared else None
@@ -567,7 +567,7 @@ class ClusterSnapshot:
             return _Placement(node, [])
         slices = self._slices_for(node_name)
         allocated = self.dra.resource_claims.allocated_by_pool()
-        if pod.needs_free_device and not _free_in(map(_device_names, slices), allocated):
+        if pod.needs_free_device and not free_in(map(_device_names, slices), allocated):
             return (CANNOT_ALLOCATE_ALL_CLAIMS,)  # no free device: the allocator would fail
         claims = self.dra.resource_claims
         shares, consumed = claims.allocated_shares()
@@ -711,16 +711,7 @@ def _no_free_global_device(
     if not pod.needs_free_device:
         return False
     global_slices = cluster.store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
-    return not (global_slices and _free_in(slice_list_devices(global_slices)[1], allocated))
-
-
-def _free_in(pools: Iterable[PoolDevices], allocated: Mapping[PoolKey, AbstractSet[str]]) -> bool:
-    """Whether some device is not allocated: one C-level subset test per slice."""
-    for pool, names in pools:
-        taken = allocated.get(pool)
-        if taken is None or not names <= taken:
-            return True
-    return False
+    return not (global_slices and free_in(slice_list_devices(global_slices)[1], allocated))
 
 
 def _needs_free_device(claims: Iterable[KubeObject]) -> bool:
