@@ -1,4 +1,5 @@
-"""Builders, fixture objects and state checks for the ClusterSnapshot tests (spec §4.4).
+"""Builders, fixture objects and state checks for the ClusterSnapshot tests (upstream's
+``clustersnapshot_test.go``).
 
 The fixture objects follow upstream's ``predicate_snapshot_test.go``: ``podWithClaims`` has a
 pod-owned claim (referenced through a template and ``status.resourceClaimStatuses``, asking for 3

@@ -1,4 +1,5 @@
-"""Builders and fixture objects for the DraSnapshot tests, as in spec §4.3.
+"""Builders and fixture objects for the DraSnapshot tests, as in upstream's
+``cluster-autoscaler/simulator/dynamicresources/snapshot/snapshot_test.go``.
 
 Pods are in namespace "default" with UID = name (``test.BuildTestPod``); claims have UID =
 name. ``reserved(claim, *pods)`` is the spec's R(c, pods...), ``allocated(claim)`` its A(c).
@@ -181,7 +182,7 @@ def key(obj: Obj) -> tuple[str, str]:
 
 
 def by_key(objs: list[Obj]) -> list[Obj]:
-    """Sorted by (namespace, name): list comparisons ignore order (spec §4)."""
+    """Sorted by (namespace, name): list comparisons ignore order (as upstream's tests do)."""
     return sorted(objs, key=key)
 
 

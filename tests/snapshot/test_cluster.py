@@ -1,5 +1,6 @@
-"""ClusterSnapshot: the cluster-level DRA conformance cases of spec §4.4, resource fit, caller
-objects never mutated, and the pods-per-node index against a recomputation.
+"""ClusterSnapshot: the cluster-level DRA conformance cases of upstream's
+``clustersnapshot_test.go``, resource fit, caller objects never mutated, and the pods-per-node index
+against a recomputation.
 
 Every case runs on each store backend. On ``sqlite-reopen`` the initial state is written, the
 store closed and reopened, the operation applied, and the store reopened again before the check,
@@ -98,7 +99,7 @@ def run_op(cs: ClusterSnapshot, case: Case) -> None:
     assert before == FIXTURE_OBJECTS, "the operation mutated an object its caller passed"
 
 
-# -- the cases (spec §4.4, "DRA cases") ---------------------------------------------------------
+# -- the cases (upstream's clustersnapshot_test.go, "DRA cases") -------------------------------
 
 EMPTY = State()
 #: the node with its slices, podWithClaims not scheduled, both claims unallocated

@@ -1,6 +1,6 @@
-"""ClusterSnapshot Fork / Commit / Revert: upstream's ``TestForking`` (spec §4.4) — each of a
-representative subset of the cluster cases in 8 variants, with the state checked after each step
-that has an expected state.
+"""ClusterSnapshot Fork / Commit / Revert: upstream's ``TestForking`` (``clustersnapshot_test.go``)
+— each of a representative subset of the cluster cases in 8 variants, with the state checked after
+each step that has an expected state.
 
 On ``sqlite-reopen`` the store is closed and reopened after the operation and before every
 check, mostly mid-fork, so layers are reverted and committed after a reopen (the in-memory

@@ -1,5 +1,6 @@
-"""DraSnapshot Fork / Commit / Revert: TestSnapshotForkCommitRevert (spec §4.3), persistence
-across close and reopen (also mid-fork), and the incremental allocated-device index.
+"""DraSnapshot Fork / Commit / Revert: TestSnapshotForkCommitRevert (upstream's
+dynamicresources/snapshot/snapshot_test.go), persistence across close and reopen (also mid-fork),
+and the incremental allocated-device index.
 
 On the ``sqlite-reopen`` backend the snapshot is closed and reopened before every checkpoint of
 the fork tables, so most checks happen on a store reopened mid-fork.

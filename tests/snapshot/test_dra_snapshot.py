@@ -1,4 +1,5 @@
-"""DraSnapshot: the case tables of ca-dra-snapshot-spec.md §4.3 and the upstream-bug regressions.
+"""DraSnapshot: the case tables of upstream's dynamicresources/snapshot/snapshot_test.go and the
+upstream-bug regressions.
 
 Every test runs on the memory store, the SQLite store, and the SQLite store closed and reopened
 after the initial state is built and again after the operation (``dra_backend``). Fork, Commit
@@ -65,7 +66,7 @@ pytestmark = pytest.mark.usefixtures("fixture_objects_unchanged")
 Op = Callable[[DraSnapshot], Any]
 
 
-# -- TestSnapshotResourceClaims (spec §4.3, cases 1-16) ------------------------------------------
+# -- TestSnapshotResourceClaims (snapshot_test.go, cases 1-16) ------------------------------------
 
 
 @dataclass
@@ -415,7 +416,7 @@ def test_ownership_needs_same_namespace_and_controller_uid(dra_backend: Any) -> 
     assert not claim_helpers.is_for_pod(POD2, owned(POD1, claim("x")))
 
 
-# -- upstream bugs not to copy (spec §7-§8) ------------------------------------------------------
+# -- upstream bugs not to copy ---------------------------------------------------------------------
 
 TWICE = pod("twice", ("first", "sharedClaim1", ""), ("second", "sharedClaim1", ""))
 

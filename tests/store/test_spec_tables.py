@@ -1,4 +1,5 @@
-"""The patch and patch-set case tables of ca-dra-snapshot-spec.md §4.1-§4.2, on every backend.
+"""The patch and patch-set case tables of upstream's ``simulator/common/patch_test.go`` and
+``patchset_test.go``, on every backend.
 
 A spec "patch" is one layer of ours: cases about a single patch are built in a forked layer
 (depth 1), so tombstones are real entries there. Layers are given base first; a value of DEL
@@ -42,7 +43,7 @@ def check_layer(store: Any, modified: dict[str, Any], deleted: set[str]) -> None
     assert store.layers()[-1].entries == len(modified) + len(deleted)
 
 
-# -- §4.1 Patch -----------------------------------------------------------------------------------
+# -- Patch (patch_test.go) -------------------------------------------------------------------------
 
 
 def test_patch_operations(backend: Any) -> None:
@@ -177,7 +178,7 @@ def test_merge_patches(
     check_layer(store, want_mod, want_del)
 
 
-# -- §4.2 PatchSet --------------------------------------------------------------------------------
+# -- PatchSet (patchset_test.go) -------------------------------------------------------------------
 
 AS_MAP = [
     ("EmptyPatchSet", [], {}),
@@ -292,7 +293,7 @@ def test_fork_revert(backend: Any) -> None:
 
 
 def test_fork_commit(backend: Any) -> None:
-    # Upstream asserts this inverted (spec §4.2, §8.7); the true final state is {}.
+    # Upstream asserts this inverted (patchset_test.go); the true final state is {}.
     store = backend.open()
     store.fork()
     assert store.fork() == 2
