@@ -380,11 +380,7 @@ def _open_run(db: str, name: str, settings: Settings, every: float, *, fresh: bo
     """Open the run's store for writing; a fresh name taken meanwhile moves on to the next."""
     for _ in range(_NAME_ATTEMPTS):
         try:
-            # Checkpoints between steps are written behind (store.writer): the run goes on
-            # while they reach the disk; the last one, and one on a signal, are waited for.
-            store = Store.open(
-                db, name=name, auto_checkpoint=False, checkpoint_interval=every, write_behind=True
-            )
+            store = Store.open(db, name=name, auto_checkpoint=False, checkpoint_interval=every)
         except StoreLockedError:
             if not fresh:
                 raise

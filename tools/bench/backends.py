@@ -159,11 +159,7 @@ class DeepCopyStore:
 def open_backend(
     name: str, *, postgres_url: str | None = None, **options: Any
 ) -> Iterator[VersionedStore]:
-    """A fresh, empty store of backend ``name``, closed (and its files removed) afterwards.
-
-    Durable stores write their policy's checkpoints behind, as ``drasnap simulate`` does
-    (unless a bounded ``cache_size`` is asked for, which write-behind cannot have)."""
-    options.setdefault("write_behind", options.get("cache_size") is None)
+    """A fresh, empty store of backend ``name``, closed (and its files removed) afterwards."""
     if name == "deepcopy":
         yield DeepCopyStore()
         return
