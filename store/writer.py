@@ -24,9 +24,9 @@ must not see the database between two checkpoints.
 Measured (BENCHMARKS.md, issue 15): no gain yet, so it is off by default and ``drasnap
 simulate`` does not use it. The flush writes a row per ``executemany`` step, and the sqlite3
 module (like psycopg) gives the GIL back and takes it again around every row: the writer then
-waits on the simulation's thread, which holds the GIL for its Python work, once per row. A gain
-needs the flush to hand the driver a table's rows in one statement (SQLite's ``json_each``,
-PostgreSQL's ``unnest``), so that the GIL is released once per table.
+waits on the simulation's thread, which holds the GIL for its Python work, once per row. Handing
+SQLite a table's rows as one JSON statement did not help either (slower to parse); a writer
+without the GIL is a process, which the writer lock would have to cover.
 """
 
 from __future__ import annotations
