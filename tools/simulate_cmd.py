@@ -421,7 +421,12 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
     if as_json:
         click.echo(jsonlib.dumps(data))
         return
-    data = {**data, "warnings": len(data.get("warnings") or ())}
+    unplaced = data.get("unschedulable") or {}
+    if data.get("scenario") != "autoscale":  # (autoscale's summary said them already)
+        for pod, reason in unplaced.items():
+            click.echo(f"unschedulable {pod}: {reason}")
+    # Counts in the table: the pods and warnings are each a line above (and in --json).
+    data = {**data, "warnings": len(data.get("warnings") or ()), "unschedulable": len(unplaced)}
     width = max(len(k) for k in data)
     for key, value in data.items():
         shown = jsonlib.dumps(value) if isinstance(value, dict | list) else value
@@ -440,7 +445,6 @@ def _autoscale_summary(data: dict[str, Any]) -> None:
         click.echo(f"kept {node}: {reason}")
     for pod, reason in data["unschedulable"].items():
         click.echo(f"unschedulable {pod}: {reason}")
-    # The warnings are in the table below (and, with branch sched, a line each on stderr).
 
 
 def _hints(db: str, name: str) -> None:

@@ -129,6 +129,18 @@ def test_from_manifests(tmp_path: Path) -> None:
     assert (down["nodes_removed"], down["pods_placed"]) == (2, 1)
 
 
+def test_the_table_names_each_pod_left_unplaced(tmp_path: Path) -> None:
+    directory = write_manifests(tmp_path / "dump")  # pending-big asks for 5 GPUs: fits nowhere
+    result = simulate("scale-up", str(tmp_path / "up.db"), "--from", str(directory))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert (
+        "unschedulable default/pending-big: 0/5 nodes are available: 5 cannot allocate all "
+        "claims." in lines
+    )
+    assert any(line.split() == ["unschedulable", "1"] for line in lines)
+
+
 @pytest.mark.parametrize("named", [True, False], ids=["by-name", "newest-unfinished"])
 def test_resume_an_interrupted_run(tmp_path: Path, named: bool) -> None:
     args = ["scale-down", "--nodes", "12", "--json"]
