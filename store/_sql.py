@@ -29,6 +29,7 @@ import os
 import re
 import socket
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -195,6 +196,29 @@ def connect(engine: Engine, target: Target) -> Connection:
         raise DatabaseError(f"cannot connect to {target.display}: {reason}") from exc
 
 
+WAL_WAIT = 10.0  # seconds, as the busy timeout
+
+
+def use_wal(cur: Any, *, wait: float = WAL_WAIT) -> None:
+    """Put the database in WAL mode, waiting up to ``wait`` seconds for other connections.
+
+    Switching the journal mode needs the database to itself, and SQLite answers "database is
+    locked" at once, without its busy timeout, when another connection that also wants the
+    switch holds a lock (two writers creating one file at the same moment): retry instead.
+    """
+    deadline = time.monotonic() + wait
+    pause = 0.005
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 def _sqlite_recipe(engine: Engine, *, sync: str, readonly: bool) -> None:
     synchronous = {"off": "OFF", "normal": "NORMAL", "full": "FULL"}[sync]
 
@@ -206,7 +230,7 @@ def _sqlite_recipe(engine: Engine, *, sync: str, readonly: bool) -> None:
         try:
             cur.execute("PRAGMA busy_timeout = 10000")
             if not readonly:
-                cur.execute("PRAGMA journal_mode = WAL")
+                use_wal(cur)
             cur.execute(f"PRAGMA synchronous = {synchronous}")
             cur.execute("PRAGMA foreign_keys = ON")
             if readonly:
