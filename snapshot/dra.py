@@ -176,14 +176,14 @@ class DraSnapshot:
             else:
                 global_slices.append(slice_)
         claim_list = snap._check_new_claims(claims)
-        class_list = snap._check_new_classes(classes)
+        class_list = snap._check_new_named(CLASS_KIND, classes)
         for node_name in by_node:
             snap._check_new_node(node_name)
         if global_slices and snap._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY) is not None:
             raise AlreadyTrackedError("non-node-local ResourceSlices already present")
         written: list[tuple[str, str]] = []
         try:
-            snap._write_classes(class_list, written)
+            snap._write_named(CLASS_KIND, class_list, written)
             for node_name, node_slices in by_node.items():
                 snap._write_node_slices(node_name, node_slices, written)
             if global_slices:
@@ -485,39 +485,7 @@ class DraSnapshot:
             AlreadyTrackedError: a class with the same name is already tracked.
             ObjectValidationError: a class without ``metadata.name``.
         """
-        checked = self._check_new_classes(classes)
-        written: list[tuple[str, str]] = []
-        try:
-            self._write_classes(checked, written)
-        except Exception:
-            self._rollback(written)
-            raise
-
-    def _check_new_classes(self, classes: Iterable[KubeObject]) -> dict[str, KubeObject]:
-        checked: dict[str, KubeObject] = {}
-        for device_class in classes:
-            name = (device_class.get("metadata") or {}).get("name")
-            if not isinstance(name, str) or not name:
-                raise ObjectValidationError(
-                    f"{object_label(device_class)}: metadata.name must be a non-empty string",
-                    kind="DeviceClass",
-                    field="metadata.name",
-                )
-            if self._store.get(CLASS_KIND, name) is not None:
-                raise AlreadyTrackedError(
-                    f"DeviceClass {go_quote(name)} already tracked in the snapshot"
-                )
-            checked[name] = device_class  # a repeated name: the last one wins
-        return checked
-
-    def _write_classes(
-        self, checked: dict[str, KubeObject], written: list[tuple[str, str]]
-    ) -> None:
-        if not checked:
-            return
-        for name, device_class in checked.items():
-            self._store.put(CLASS_KIND, name, device_class)
-            written.append((CLASS_KIND, name))
+        self._add_named(CLASS_KIND, classes)
 
     # -- device taint rules ----------------------------------------------------------------------
 
@@ -529,25 +497,39 @@ class DraSnapshot:
             AlreadyTrackedError: a rule with the same name is already tracked.
             ObjectValidationError: a rule without ``metadata.name``.
         """
-        checked: dict[str, KubeObject] = {}
-        for rule in rules:
-            name = (rule.get("metadata") or {}).get("name")
-            if not isinstance(name, str) or not name:
-                raise ObjectValidationError(
-                    f"{object_label(rule)}: metadata.name must be a non-empty string",
-                    kind=TAINT_RULE_KIND,
-                    field="metadata.name",
-                )
-            if self._store.get(TAINT_RULE_KIND, name) is not None:
-                raise AlreadyTrackedError(
-                    f"DeviceTaintRule {go_quote(name)} already tracked in the snapshot"
-                )
-            checked[name] = rule
+        self._add_named(TAINT_RULE_KIND, rules)
+
+    # -- cluster-scoped objects stored by name (classes, taint rules) -----------------------------
+
+    def _add_named(self, kind: str, objects: Iterable[KubeObject]) -> None:
+        checked = self._check_new_named(kind, objects)
         written: list[tuple[str, str]] = []
         try:
-            for name, rule in checked.items():
-                self._store.put(TAINT_RULE_KIND, name, rule)
-                written.append((TAINT_RULE_KIND, name))
+            self._write_named(kind, checked, written)
         except Exception:
             self._rollback(written)
             raise
+
+    def _check_new_named(self, kind: str, objects: Iterable[KubeObject]) -> dict[str, KubeObject]:
+        checked: dict[str, KubeObject] = {}
+        for obj in objects:
+            name = (obj.get("metadata") or {}).get("name")
+            if not isinstance(name, str) or not name:
+                raise ObjectValidationError(
+                    f"{object_label(obj)}: metadata.name must be a non-empty string",
+                    kind=kind,
+                    field="metadata.name",
+                )
+            if self._store.get(kind, name) is not None:
+                raise AlreadyTrackedError(
+                    f"{kind} {go_quote(name)} already tracked in the snapshot"
+                )
+            checked[name] = obj  # a repeated name: the last one wins
+        return checked
+
+    def _write_named(
+        self, kind: str, checked: dict[str, KubeObject], written: list[tuple[str, str]]
+    ) -> None:
+        for name, obj in checked.items():
+            self._store.put(kind, name, obj)
+            written.append((kind, name))
