@@ -27,10 +27,11 @@ from __future__ import annotations
 from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any, Final, Protocol, TypeAlias, TypeVar
+from typing import Any, Final, Protocol, TypeAlias
 
 from snapshot.kinds import CLAIM_KIND, NODE_KIND, NON_LOCAL_SLICES_KEY, SLICE_KIND
 from snapshot.objects import KubeObject
+from snapshot.scheduling.view import remember
 from store import ABSENT, VersionedStore
 
 __all__ = [
@@ -45,7 +46,6 @@ __all__ = [
 
 PoolKey: TypeAlias = tuple[str, str]
 PoolDevices: TypeAlias = tuple[PoolKey, frozenset[str]]
-_Derived = TypeVar("_Derived")
 _Cache = dict[int, tuple[Any, Any]]
 _IMPOSSIBLE: Final = -(2**63)
 
@@ -76,20 +76,6 @@ _Summary: TypeAlias = tuple[int, int, int, bool]
 BLOCK = 64
 
 
-def _remembered(cache: _Cache, obj: Any, derive: Callable[[Any], _Derived]) -> _Derived:
-    """``derive(obj)``, remembered per object: store values are never mutated (the store's
-    contract), so the object identifies what is derived from it. Each cache is bounded."""
-    hit = cache.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        value: _Derived = hit[1]
-        return value
-    if len(cache) > 100_000:
-        cache.clear()
-    value = derive(obj)
-    cache[id(obj)] = (obj, value)
-    return value
-
-
 _DEVICE_NAMES: _Cache = {}
 _SLICE_LISTS: _Cache = {}
 
@@ -102,7 +88,7 @@ def _names_of_devices(slice_: KubeObject) -> PoolDevices:
 
 def _device_names(slice_: KubeObject) -> PoolDevices:
     """(driver, pool) and the names of the devices of a slice."""
-    return _remembered(_DEVICE_NAMES, slice_, _names_of_devices)
+    return remember(_DEVICE_NAMES, slice_, _names_of_devices)
 
 
 def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices, ...]]:
@@ -129,7 +115,7 @@ def slice_list_devices(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevice
     """Of a stored slice list (one node's, or the global one): whether a pool of it lacks
     slices there (it may spread over nodes: then every slice counts), and the devices of each
     slice."""
-    return _remembered(_SLICE_LISTS, slices, _devices_of_list)
+    return remember(_SLICE_LISTS, slices, _devices_of_list)
 
 
 def shares_a_pool(some: Iterable[PoolDevices], others: Iterable[PoolDevices]) -> bool:

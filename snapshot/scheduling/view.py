@@ -33,6 +33,7 @@ __all__ = [
     "StaticCluster",
     "node_facts",
     "pod_facts",
+    "remember",
     "share_pod_facts",
 ]
 
@@ -69,7 +70,8 @@ class ClusterView(Protocol):
     def namespace_labels(self, namespace: str) -> Mapping[str, str]: ...
 
 
-def _remember(cache: dict[int, tuple[Any, Any]], obj: Any, derive: Callable[[Any], _T]) -> _T:
+def remember(cache: dict[int, tuple[Any, Any]], obj: Any, derive: Callable[[Any], _T]) -> _T:
+    """``derive(obj)``, remembered per object in ``cache`` (see the module docstring)."""
     hit = cache.get(id(obj))
     if hit is not None and hit[0] is obj:
         value: _T = hit[1]
@@ -119,7 +121,7 @@ def _allocatable(node: KubeObject) -> Requests:
     status = node.get("status")
     if not status:
         return node_allocatable_requests(node)
-    return _remember(_STATUSES, status, lambda s: node_allocatable_requests({"status": s}))
+    return remember(_STATUSES, status, lambda s: node_allocatable_requests({"status": s}))
 
 
 _NODES: dict[int, tuple[Any, Any]] = {}
@@ -128,7 +130,7 @@ _PODS: dict[int, tuple[Any, Any]] = {}
 
 def node_facts(node: KubeObject) -> NodeFacts:
     """The parsed node, remembered by identity."""
-    return _remember(_NODES, node, _parse_node)
+    return remember(_NODES, node, _parse_node)
 
 
 @dataclass(slots=True, eq=False)
@@ -195,7 +197,7 @@ def _parse_pod(pod: KubeObject) -> PodFacts:
 
 def pod_facts(pod: KubeObject) -> PodFacts:
     """The parsed pod, remembered by identity."""
-    return _remember(_PODS, pod, _parse_pod)
+    return remember(_PODS, pod, _parse_pod)
 
 
 class StaticCluster:
