@@ -55,7 +55,7 @@ from snapshot.extended_claims import (
     with_extended_claim_status,
     without_extended_claim_status,
 )
-from snapshot.features import allocator_features, resolve_feature_gates
+from snapshot.features import resolve_feature_gates
 from snapshot.kinds import (
     CLAIM_KIND,
     NODE_KIND,
@@ -153,12 +153,10 @@ class ClusterSnapshot:
         Raises:
             FeatureGateError: an unknown gate.
         """
-        allocator_features(features)  # an unknown gate fails here, not at the first pod
+        gates = resolve_feature_gates(features)  # an unknown gate fails here, not at a pod
         # The defaults are passed as None: the allocator's fast path, with the same answer.
-        self._features = (
-            dict(features) if features and resolve_feature_gates(features) != _DEFAULTS else None
-        )
-        self._extended_resources = resolve_feature_gates(features)["DRAExtendedResource"]
+        self._features = dict(features) if features and gates != _DEFAULTS else None
+        self._extended_resources = gates["DRAExtendedResource"]
         self.dra = DraSnapshot(store)
         self._store = store
         self._pods = PodIndex()
