@@ -201,9 +201,10 @@ class DraSnapshot:
         """The underlying store."""
         return self._store
 
-    def checkpoint(self) -> None:
-        """Make the state durable (the store's checkpoint; a no-op on a memory store)."""
-        self._store.checkpoint()
+    def checkpoint(self, *, wait: bool = True) -> None:
+        """Make the state durable (the store's checkpoint; a no-op on a memory store);
+        ``wait=False``: see :meth:`store.Store.checkpoint`."""
+        self._store.checkpoint(wait=wait)
 
     def close(self) -> None:
         """Close the underlying store (which checkpoints a durable one)."""

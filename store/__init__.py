@@ -13,8 +13,9 @@ durable store's options and their defaults. ``memory`` is the in-memory store. T
 is ``durable`` (the store: journal buffer, checkpoint policy, digest) over ``cache`` (its layers
 and read cache, one class per cache strategy) and ``opening`` (connecting, locking, loading,
 dropping); at a checkpoint ``pending`` plans a plain ``Pending`` (``rows``), which ``persist``
-(the SQL side: loading, base reads, the flush) writes, on the caller's thread or, written
-behind, on ``writer``'s. ``tables`` is the data model in SQL (the
+(the SQL side: loading, base reads, the flush) writes on the caller's thread; written behind,
+``writer`` hands the journal to the process of ``writer_process``, which mirrors the store and
+writes it, the two speaking in ``framing``'s messages. ``tables`` is the data model in SQL (the
 Alembic migrations in ``migrations/`` create it), ``_sql`` creates engines, upgrades the schema,
 takes the writer lock and translates driver errors (``errors`` is the error tree), and
 ``views`` creates the SQL views the layers above register. ``journal`` reads the journal and

@@ -34,16 +34,15 @@ import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import sqlalchemy.exc as sa_exc
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import NullPool, StaticPool
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 from store.errors import (
     DatabaseError,
@@ -323,6 +322,10 @@ def translate(target: Target, doing: str) -> Iterator[None]:
 
 
 def alembic_config(connection: Connection, script_location: Path | None = None) -> Config:
+    # Alembic is imported when a schema is checked, not with this module: the write-behind
+    # process opens an existing store and starts faster without it.
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(script_location or MIGRATIONS_DIR))
     cfg.attributes["connection"] = connection
@@ -343,6 +346,10 @@ def prepare_schema(
         SchemaVersionError: the revision is unknown (a newer drasnap wrote it), or a read-only
             open finds a schema that needs upgrading.
     """
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
     cfg = alembic_config(connection, script_location)
     script = ScriptDirectory.from_config(cfg)
     head = script.get_current_head()
@@ -460,6 +467,11 @@ class WriterLock:
         self._file = handle
         self._path = lock_path
         return True
+
+    def descriptors(self) -> tuple[int, ...]:
+        """The open lock file, for a helper process that must hold the lock as long as it
+        lives (the write-behind process)."""
+        return () if self._file is None else (self._file.fileno(),)
 
     def release(self, connection: Connection | None) -> None:
         if self._file is not None:

@@ -16,8 +16,10 @@ Automatic checkpoints (the policy, set by :class:`store.options.StoreOptions`) h
 at a commit into the base unless the last checkpoint is more recent than
 ``checkpoint_on_base_commit`` seconds; ``auto_checkpoint=False`` leaves them all to
 ``checkpoint()`` and ``maybe_checkpoint()``. ``close()`` checkpoints. A Fork ... Revert between
-two checkpoints costs no SQL. With ``write_behind=True`` the policy's checkpoints are written on
-a background thread (:mod:`store.writer`); ``checkpoint()`` and ``close()`` still wait.
+two checkpoints costs no SQL. With ``write_behind=True`` the journal buffer is handed in batches
+to a process of the store's own, which mirrors the store and writes the rows and checkpoints
+(:mod:`store.writer`, :mod:`store.writer_process`); ``checkpoint()`` and ``close()`` still wait
+until it is durable, the policy's checkpoints and ``checkpoint(wait=False)`` do not.
 
 Values returned by ``get``/``items`` are shared with the cache and read-only by contract: never
 mutate them; ``put`` a new value instead. The store never mutates a value after ``put``.
@@ -62,7 +64,29 @@ Key = tuple[str, str]
 _now = time.time
 _monotonic = time.monotonic
 _CHECK_EVERY = 256  # ops between looks at the clock for the automatic checkpoint
+_SHIP_EVERY = 1024  # journal entries per batch handed to the write-behind process
 _DEFAULTS = StoreOptions()
+
+
+def _start_writer(
+    target: _sql.Target, name: str, settings: StoreOptions, lock: _sql.WriterLock
+) -> Writer | None:
+    """The write-behind process of a store being opened (see :mod:`store.writer`); None when
+    ``write_behind="auto"`` finds it cannot be used there."""
+    if settings.write_behind == "auto" and (
+        target.dialect != "sqlite"
+        or target.path is None
+        or not settings.journal
+        or settings.cache_size is not None
+    ):
+        return None
+    if target.dialect != "sqlite" or target.path is None:
+        raise InvalidValueError(
+            f"write_behind needs a SQLite file, not {target.display}: the writer process opens "
+            "the database on its own connection"
+        )
+    url = target.url.render_as_string(hide_password=False)
+    return Writer(url, name, sync=settings.sync, keep_fds=lock.descriptors())
 
 
 class Store(Followed):
@@ -98,6 +122,7 @@ class Store(Followed):
         self._conn: Connection | None = None
         self._target: _sql.Target | None = None
         self._writer: Writer | None = None  # write-behind (store.writer), when asked for
+        self._shipped = 0  # journal entries already handed to the writer
         self._apply_policy(_DEFAULTS)
         self._journal_complete = True
         self._backend = ""
@@ -141,9 +166,26 @@ class Store(Followed):
         StoreOptions.check_known(options)
         check_store_name(name)
         settings = StoreOptions(**options)
-        connected, loaded = opening.connect(
-            target, name, readonly=readonly, options=settings, script_location=script_location
-        )
+        writers: list[Writer] = []
+
+        def start_writer(target: _sql.Target, lock: _sql.WriterLock) -> None:
+            writer = _start_writer(target, name, settings, lock)
+            if writer is not None:
+                writers.append(writer)
+
+        try:
+            connected, loaded = opening.connect(
+                target,
+                name,
+                readonly=readonly,
+                options=settings,
+                script_location=script_location,
+                after_lock=start_writer if settings.write_behind and not readonly else None,
+            )
+        except BaseException:
+            for writer in writers:
+                writer.close()
+            raise
         store = cls()
         store._name = name
         store._readonly = readonly
@@ -164,8 +206,7 @@ class Store(Followed):
             base = persist.SqlBase(connected.conn, loaded.store_id, connected.target)
             cache = BoundedCache(settings.cache_size, base)
         store._install(cache, loaded)
-        if settings.write_behind and not readonly:
-            store._writer = Writer()
+        store._writer = writers[0] if writers else None
         store._closed = False
         store._blocked = readonly
         return store
@@ -207,12 +248,16 @@ class Store(Followed):
         if self._closed:
             return
         try:
-            if self._writer is not None:
-                with _sql.translate(self._require_target(), f"closing store {self._name!r}"):
-                    self._settle()  # never leave a flush behind (nor half of one)
             if checkpoint and not self._readonly and self._has_unflushed():
                 self.checkpoint()
+            elif checkpoint and self._writer is not None:
+                self._writer.wait()  # what the policy handed over is durable, or said to fail
         finally:
+            if self._writer is not None:
+                # It writes what it was handed first (checkpoint=False: as a crash would, or
+                # not), and ends before the lock goes: it holds the lock file too.
+                writer, self._writer = self._writer, None
+                writer.close()
             self._closed = True
             self._blocked = True
             self.__dict__.pop("get", None)
@@ -417,6 +462,10 @@ class Store(Followed):
         O(keys changed since the last checkpoint) with an unbounded cache.
         """
         self._readable()
+        if self._writer is not None:  # it holds the digest of the last checkpoint it wrote
+            with _sql.translate(self._require_target(), f"digesting store {self._name!r}"):
+                self._ship()
+                return self._writer.digest()
         changes = list(self._cache.digest_changes())
         if any(old is MISS for _, old, _ in changes):
             return self._full_digest()
@@ -482,20 +531,23 @@ class Store(Followed):
     def _has_unflushed(self) -> bool:
         return bool(self._journal) or self._cache.has_unflushed()
 
-    def checkpoint(self) -> None:
+    def checkpoint(self, *, wait: bool = True) -> None:
         """Make everything so far durable, open layers and labels included, in one transaction.
 
         Writes what changed since the previous checkpoint, the buffered journal and a
         ``checkpoint`` journal entry carrying the state digest. A no-op on a read-only store.
-        Returns once it is durable, with write-behind too (after the flush in flight).
+        Returns once it is durable, with write-behind too. ``wait=False``, with write-behind
+        only: return once the checkpoint is handed to the writer process (a caller that needs a
+        restart point, not yet a durable one); a failure is then reported by a later checkpoint
+        or ``close()``.
 
         Raises:
             DatabaseError: the write failed; nothing was lost from memory, so retrying is safe.
         """
-        self._checkpoint(wait=True)
+        self._checkpoint(wait=wait)
 
     def _checkpoint(self, *, wait: bool) -> None:
-        """A checkpoint; with write-behind and ``wait=False`` written on the writer's thread."""
+        """A checkpoint; with write-behind and ``wait=False`` not waited for."""
         if self._closed:
             self._readable()
         if self._readonly:
@@ -503,9 +555,10 @@ class Store(Followed):
         conn = self._conn
         assert conn is not None
         sid = self._store_id
-        behind = self._writer is not None and not wait
+        if self._writer is not None:
+            self._hand_over(wait=wait)
+            return
         with _sql.translate(self._require_target(), f"checkpointing store {self._name!r}"):
-            self._settle()
             owed = pending.plan(
                 self._cache,
                 self._journal,
@@ -517,41 +570,47 @@ class Store(Followed):
                 chain=self._chain,
                 resolve=lambda keys: persist.resolved_encoded(conn, sid, keys),
             )
-            if not behind:
-                self._flushed(persist.flush(conn, owed))
-        # Written (or handed to the writer, which keeps the rows until they are): the memory
-        # side may now forget what it kept for SQL.
+            self._flushed(persist.flush(conn, owed))
+        # Written: the memory side may now forget what it kept for SQL.
         self._cache.flushed()
         if self._journal is not None:
             self._journal.clear()
-        if behind:
-            assert self._writer is not None
-            self._seq = owed.next_seq
-            self._checkpoint_seq = owed.checkpoint_seq
-            self._digest = parse_digest(owed.state_digest)
-            self._writer.start(conn, owed)  # the chain is known when it is done (_settle)
         self._last_checkpoint = _monotonic()
         self._ops_left = _CHECK_EVERY
+
+    def _ship(self) -> None:
+        """Hand the journal entries not yet handed over to the writer process."""
+        journal = self._journal
+        assert self._writer is not None and journal is not None
+        if len(journal) > self._shipped:
+            self._writer.ship(journal[self._shipped :])
+        self._shipped = len(journal)
+
+    def _hand_over(self, *, wait: bool) -> None:
+        """A checkpoint written by the writer process: everything since the last one is in the
+        rows it was sent, so the memory side forgets what it kept for SQL at once."""
+        writer = self._writer
+        assert writer is not None and self._journal is not None
+        self._ship()
+        writer.checkpoint(at=_now(), next_layer=self._next_layer)
+        self._cache.flushed()
+        self._journal.clear()
+        self._shipped = 0
+        self._last_checkpoint = _monotonic()
+        self._ops_left = _CHECK_EVERY
+        if wait:
+            writer.wait()
+        else:
+            writer.poll()
+        if writer.last is not None:
+            self._seq, self._checkpoint_seq, digest, self._chain = writer.last
+            self._digest = parse_digest(digest)
 
     def _flushed(self, flushed: Flushed) -> None:
         self._seq = flushed.next_seq
         self._checkpoint_seq = flushed.checkpoint_seq
         self._chain = flushed.chain
         self._digest = parse_digest(flushed.state_digest)
-
-    def _settle(self) -> None:
-        """Wait for the write-behind flush in flight, and write a failed one's rows first."""
-        writer = self._writer
-        if writer is None:
-            return
-        if writer.retry is not None:
-            assert self._conn is not None
-            retried = persist.flush(self._conn, writer.retry)
-            writer.retry = None
-            self._chain = retried.chain
-        done = writer.wait()
-        if done is not None:
-            self._chain = done.chain
 
     def maybe_checkpoint(self) -> bool:
         """Checkpoint if the policy says it is due (interval elapsed or too much pending).
@@ -577,6 +636,8 @@ class Store(Followed):
         self._ops_left = _CHECK_EVERY
         if self._auto and self._due():
             self._checkpoint(wait=False)
+        elif self._writer is not None and len(self._journal or ()) - self._shipped >= _SHIP_EVERY:
+            self._ship()
 
     def _require_target(self) -> _sql.Target:
         assert self._target is not None

@@ -111,7 +111,7 @@ class MemoryStore(Followed):
     def close(self, *, checkpoint: bool = True) -> None:
         """Nothing to release; the state stays readable (``checkpoint`` is ignored)."""
 
-    def checkpoint(self) -> None:
+    def checkpoint(self, *, wait: bool = True) -> None:
         """No-op: a memory store has nothing durable."""
 
     def maybe_checkpoint(self) -> bool:

@@ -14,7 +14,7 @@ import contextlib
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,8 +48,11 @@ def connect(
     readonly: bool,
     options: StoreOptions,
     script_location: Path | None = None,
+    after_lock: Callable[[_sql.Target, _sql.WriterLock], None] | None = None,
 ) -> tuple[Connected, Loaded]:
     """Open store ``name`` in ``target`` (creating it for a writer) and load its last checkpoint.
+
+    ``after_lock`` is called once a writer holds the lock, before the state is loaded.
 
     Raises: as :meth:`store.Store.open`. Nothing stays open when it raises.
     """
@@ -63,7 +66,7 @@ def connect(
             opened.conn = conn = _sql.connect(engine, where)
             version = conn.dialect.server_version_info or ()
             opened.backend = f"{conn.dialect.name} {'.'.join(map(str, version))}".strip()
-            loaded = _attach(opened, conn, name, options, script_location)
+            loaded = _attach(opened, conn, name, options, script_location, after_lock)
     except BaseException:
         disconnect(opened)
         raise
@@ -76,6 +79,7 @@ def _attach(
     name: str,
     options: StoreOptions,
     script_location: Path | None,
+    after_lock: Callable[[_sql.Target, _sql.WriterLock], None] | None,
 ) -> Loaded:
     where = opened.target
     readonly = opened.readonly
@@ -92,6 +96,8 @@ def _attach(
                 persist.create_store(conn, name, journal_on=options.journal)
     if not readonly:
         opened.lock = take_lock(conn, where, name)
+        if after_lock is not None:
+            after_lock(where, opened.lock)
     with _sql.snapshot(conn), conn.begin():
         row = persist.find_store(conn, name)
         loaded = persist.load(conn, row, with_base=options.cache_size is None)

@@ -33,10 +33,12 @@ class StoreOptions:
     - ``sync``: "normal" (a checkpoint survives the process being killed), "full" (also a
       power cut), "off" (neither, for throw-away runs). On PostgreSQL "full" is
       ``synchronous_commit=on`` and the others ``off``, which survives a killed client.
-    - ``write_behind``: the policy's checkpoints (automatic ones and ``maybe_checkpoint()``)
-      are written on a background thread while the caller goes on (:mod:`store.writer`);
-      ``checkpoint()`` and ``close()`` still return only when everything is durable. Needs
-      every value in memory (``cache_size=None``).
+    - ``write_behind``: the journal and the checkpoints are written by a process of the
+      store's own while the caller goes on (:mod:`store.writer`); ``checkpoint()`` and
+      ``close()`` still return only when everything is durable. For SQLite files, with the
+      journal on and every value in memory (``cache_size=None``); the writer holds the file's
+      write lock between checkpoints. ``"auto"``: on where it can be (a writer of a SQLite
+      file, journal on, every value in memory), off elsewhere.
     """
 
     cache_size: int | None = None
@@ -46,7 +48,7 @@ class StoreOptions:
     checkpoint_on_base_commit: float | bool | None = 1.0
     max_pending: int = 200_000
     sync: str = "normal"
-    write_behind: bool = False
+    write_behind: bool | str = False
 
     def __post_init__(self) -> None:
         size = self.cache_size
@@ -68,15 +70,19 @@ class StoreOptions:
             )
         if self.sync not in _SYNC_MODES:
             raise InvalidValueError(f"sync must be 'off', 'normal' or 'full', got {self.sync!r}")
-        if not isinstance(self.write_behind, bool):
+        if not isinstance(self.write_behind, bool) and self.write_behind != "auto":
             raise InvalidValueError(
-                f"write_behind must be True or False, got {self.write_behind!r}"
+                f"write_behind must be True, False or 'auto', got {self.write_behind!r}"
             )
-        if self.write_behind and size is not None:
+        if self.write_behind is True and size is not None:
             raise InvalidValueError(
                 "write_behind needs every value in memory (cache_size=None): a bounded cache "
                 "reads SQL on a miss, which must not see a half-written checkpoint "
                 f"(cache_size={size})"
+            )
+        if self.write_behind is True and not self.journal:
+            raise InvalidValueError(
+                "write_behind needs the journal (journal=True): the writer process is sent its rows"
             )
         pending = self.max_pending
         if type(pending) is not int or pending < 1:

@@ -25,7 +25,7 @@ from store import _sql
 from store.chain import chain_of
 from store.codec import EMPTY_DIGEST, decode, parse_digest
 from store.interface import ABSENT, TOMBSTONE
-from store.rows import Flushed, Loaded, Pending
+from store.rows import EntryRow, Flushed, Loaded, Pending
 from store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 
 Key = tuple[str, str]
@@ -163,8 +163,9 @@ def drop_store(conn: Connection, store_id: int) -> None:
     conn.execute(delete(stores).where(stores.c.id == store_id))
 
 
-def load(conn: Connection, row: Any, *, with_base: bool) -> Loaded:
-    """Read a store's layers (and its base, unless the cache is bounded)."""
+def load(conn: Connection, row: Any, *, with_base: bool, decoded: bool = True) -> Loaded:
+    """Read a store's layers (and its base, unless the cache is bounded); ``decoded=False``
+    keeps each value as its stored JSON text (the write-behind process mirrors texts)."""
     loaded = Loaded(
         store_id=row.id,
         created_at=row.created_at,
@@ -189,11 +190,12 @@ def load(conn: Connection, row: Any, *, with_base: bool) -> Loaded:
     ).where(entries.c.store_id == row.id)
     if not with_base:
         query = query.where(entries.c.depth > 0)
+    value_of = decode if decoded else str
     for kind, key, depth, tomb, value in conn.execute(query):
         if depth == 0:
-            loaded.base.setdefault(kind, {})[key] = decode(value)
+            loaded.base.setdefault(kind, {})[key] = value_of(value)
         else:
-            changes[depth - 1][(kind, key)] = TOMBSTONE if tomb else decode(value)
+            changes[depth - 1][(kind, key)] = TOMBSTONE if tomb else value_of(value)
     return loaded
 
 
@@ -305,7 +307,6 @@ def flush(conn: Connection, pending: Pending) -> Flushed:
     On failure the database is as it was (the transaction is rolled back) and the caller still
     holds ``pending``, so the call can be retried.
     """
-    sid = pending.store_id
     rows = pending.journal
     chain = pending.chain_previous
     if rows and rows[-1][3] == "checkpoint":
@@ -314,34 +315,7 @@ def flush(conn: Connection, pending: Pending) -> Flushed:
     conn.info["immediate"] = True
     try:
         with conn.begin():
-            cut = pending.truncate_from
-            if cut is not None:
-                conn.execute(_DELETE_ENTRIES_FROM, {"s": sid, "d": cut})
-                conn.execute(_DELETE_LAYERS_FROM, {"s": sid, "d": cut})
-            _executemany(conn, "delete_entry", pending.deletes)
-            _executemany(conn, "upsert_entry", pending.upserts)
-            if pending.new_layers:
-                conn.execute(
-                    _INSERT_LAYER,
-                    [
-                        {"s": sid, "d": d, "i": i, "l": label, "c": c}
-                        for d, i, label, c in pending.new_layers
-                    ],
-                )
-            _executemany(conn, "insert_entry", pending.inserts)
-            _executemany(conn, "insert_journal", rows)
-            conn.execute(
-                _UPDATE_STORE,
-                {
-                    "s": sid,
-                    "d": pending.depth,
-                    "q": pending.next_seq,
-                    "nl": pending.next_layer,
-                    "g": pending.state_digest,
-                    "cq": pending.checkpoint_seq,
-                    "ca": pending.written_at,
-                },
-            )
+            write(conn, pending, rows)
     finally:
         conn.info["immediate"] = False
     return Flushed(
@@ -351,4 +325,49 @@ def flush(conn: Connection, pending: Pending) -> Flushed:
         chain=chain,
         entry_rows=len(pending.deletes) + len(pending.upserts) + len(pending.inserts),
         journal_rows=len(rows),
+    )
+
+
+def insert_journal(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Insert journal rows (in the caller's transaction)."""
+    _executemany(conn, "insert_journal", rows)
+
+
+def write_base(conn: Connection, deletes: list[EntryRow], upserts: list[EntryRow]) -> None:
+    """Delete and write base rows (in the caller's transaction), as a flush does."""
+    _executemany(conn, "delete_entry", deletes)
+    _executemany(conn, "upsert_entry", upserts)
+
+
+def write(conn: Connection, pending: Pending, rows: list[tuple[Any, ...]]) -> None:
+    """The statements of a flush, in the caller's transaction: ``pending``'s entry and layer
+    rows, the journal ``rows`` (``pending.journal`` with the chain filled in), the counters."""
+    sid = pending.store_id
+    cut = pending.truncate_from
+    if cut is not None:
+        conn.execute(_DELETE_ENTRIES_FROM, {"s": sid, "d": cut})
+        conn.execute(_DELETE_LAYERS_FROM, {"s": sid, "d": cut})
+    _executemany(conn, "delete_entry", pending.deletes)
+    _executemany(conn, "upsert_entry", pending.upserts)
+    if pending.new_layers:
+        conn.execute(
+            _INSERT_LAYER,
+            [
+                {"s": sid, "d": d, "i": i, "l": label, "c": c}
+                for d, i, label, c in pending.new_layers
+            ],
+        )
+    _executemany(conn, "insert_entry", pending.inserts)
+    _executemany(conn, "insert_journal", rows)
+    conn.execute(
+        _UPDATE_STORE,
+        {
+            "s": sid,
+            "d": pending.depth,
+            "q": pending.next_seq,
+            "nl": pending.next_layer,
+            "g": pending.state_digest,
+            "cq": pending.checkpoint_seq,
+            "ca": pending.written_at,
+        },
     )

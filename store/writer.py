@@ -1,90 +1,220 @@
-"""Write-behind: a checkpoint's rows written on a background thread while the caller goes on.
+"""Write-behind (``write_behind=True``): a store's journal and checkpoints are written by a process
+of its own (:mod:`store.writer_process`) while the store's process goes on.
 
-With ``write_behind=True`` (:class:`store.options.StoreOptions`) a checkpoint the policy takes
-(automatic, or ``maybe_checkpoint()``) is planned on the caller's thread, as always — the rows,
-counters and digest become a plain :class:`store.rows.Pending` and the memory side moves on as
-if they were written — and :func:`store.persist.flush` writes them on a thread of its own.
-SQLite and the PostgreSQL driver release the GIL while they work, so the simulation runs on
-while its rows go to disk.
+The store hands its journal buffer over in batches as it grows (:meth:`Writer.ship`); the
+writer process mirrors the store from those rows and inserts them at once, in a transaction
+left open until the checkpoint. A checkpoint is a message (:meth:`Writer.checkpoint`) the
+store does not wait for, except ``checkpoint()`` and ``close()``, which return only once it is
+durable (:meth:`Writer.wait`). So the rows reach SQL on the machine's other core, and the
+simulation's thread only encodes them (pickle) and queues them for a thread that writes them to
+the pipe; past 64 MB queued (a writer that cannot keep up) the store waits for it.
 
-What stays true:
+Why a process and not a thread: the drivers give the GIL back and take it again around every
+row of an ``executemany``, so a writer thread waits for the simulation's thread once per row
+(measured: no gain, BENCHMARKS.md issue 15).
 
-- one flush at a time, in order: the next checkpoint (and ``close()``) first waits for the
-  one in flight, so the database only ever moves from one whole checkpoint to the next;
-- ``checkpoint()`` and ``close()`` return only when everything is durable, as without
-  write-behind;
-- a crash (SIGKILL) kills the thread with the process: its transaction never commits and the
-  database stays at the previous checkpoint, as it would had the crash come a moment earlier;
-- a failed background flush is reported by the next checkpoint (or ``close()``), and its rows
-  are kept and written first by the one after, so nothing is lost from memory.
+What stays true: the database only ever moves from one whole checkpoint to the next (the writer
+commits only at a checkpoint whose rows have all arrived); ``checkpoint()`` returns once its
+state is durable; a crash leaves the database at a checkpoint (the writer process dies with the
+store's, or sees its input end, and rolls back; it holds the store's lock file too, so nobody
+else writes until it is gone); a failed write is never lost: the writer keeps everything since
+its last commit and the next checkpoint writes it all again, and ``checkpoint()`` (or
+``close()``) raises if the last checkpoint it waits for failed. A writer process that dies is a
+``DatabaseError`` at the next checkpoint, every time: the store must then be closed
+(``checkpoint=False``) and opened again.
 
-Only with every value in memory (the default cache): a bounded cache reads SQL on a miss, which
-must not see the database between two checkpoints.
-
-Measured (BENCHMARKS.md, issue 15): no gain yet, so it is off by default and ``drasnap
-simulate`` does not use it. The flush writes a row per ``executemany`` step, and the sqlite3
-module (like psycopg) gives the GIL back and takes it again around every row: the writer then
-waits on the simulation's thread, which holds the GIL for its Python work, once per row. Handing
-SQLite a table's rows as one JSON statement did not help either (slower to parse); a writer
-without the GIL is a process, which the writer lock would have to cover.
+The cost: SQLite has one writer per database file, and the writer holds the write lock from its
+first rows until the checkpoint: another process writing the same file (another store in it)
+waits for it, up to its busy timeout (10 s). Only for SQLite files with the journal on and every
+value in memory (a bounded cache reads SQL on a miss, which must not run ahead of the writer).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+import queue
+import select
+import subprocess
+import sys
 import threading
+from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Connection
-
-from store import persist
-from store.rows import Flushed, Pending
+from store.errors import DatabaseError
+from store.framing import frame, receive, write_all
 
 __all__ = ["Writer"]
 
+_F_SETPIPE_SZ = 1031
+_PIPE_SIZE = 1 << 20
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+_QUEUED_BYTES = 64 << 20  # at most this much waits for the pipe: then the store waits
+_CLOSE_WAIT = 60.0  # seconds for the process to end after "close" before it is killed
+
 
 class Writer:
-    """At most one flush in flight on a background thread, and the rows of one that failed."""
+    """The store's side of the write-behind process.
 
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
-        self._owed: Pending | None = None
-        self._done: Flushed | None = None
-        self._error: BaseException | None = None
-        self.retry: Pending | None = None  # a failed flush's rows, to write before anything else
+    The process is a new interpreter (``python -m store.writer_process``), not a fork of the
+    store's: a fork would share the store's heap copy-on-write, and the store's process would
+    then copy every page it touches (its garbage collector touches them all). Starting costs a
+    third of a second (importing SQLAlchemy), while the store goes on: it only waits for a
+    checkpoint it asks to wait for. The lock file is passed down, so the writer lock is held
+    until both processes have ended.
+    """
 
-    @property
-    def busy(self) -> bool:
-        return self._thread is not None
-
-    def start(self, conn: Connection, owed: Pending) -> None:
-        """Write ``owed`` on a new thread (the previous flush must have been waited for)."""
-        assert self._thread is None and self.retry is None
-        self._owed, self._done, self._error = owed, None, None
-        thread = threading.Thread(
-            target=self._run, args=(conn, owed), name="drasnap-writer", daemon=True
+    def __init__(self, url: str, name: str, *, sync: str, keep_fds: tuple[int, ...]) -> None:
+        self._name = name
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "store.writer_process", str(os.getpid()), url, name, sync],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            pass_fds=keep_fds,
+            env=env,
         )
-        self._thread = thread
-        thread.start()
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in = self._proc.stdin.fileno()
+        self._out = self._proc.stdout.fileno()
+        with contextlib.suppress(OSError):  # a bigger pipe: fewer wake-ups (Linux only)
+            fcntl.fcntl(self._in, _F_SETPIPE_SZ, _PIPE_SIZE)
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._send_error: OSError | None = None
+        self._queued = 0  # bytes handed to the sender thread, not yet written
+        self._room = threading.Condition()
+        self._sender = threading.Thread(target=self._send_loop, name="drasnap-writer", daemon=True)
+        self._sender.start()
+        self._outstanding = 0  # checkpoints sent, not yet answered
+        self._failure: str | None = None
+        self._dead: str | None = None
+        self.last: tuple[Any, ...] | None = None  # the newest ("flushed", ...) answer's values
 
-    def _run(self, conn: Connection, owed: Pending) -> None:
+    # -- sending -----------------------------------------------------------------------------
+
+    def _post(self, message: Any) -> None:
+        if self._dead is not None:
+            raise DatabaseError(self._dead)
+        data = frame(message)
+        with self._room:
+            while self._queued > _QUEUED_BYTES and self._send_error is None:
+                self._room.wait()  # the process is behind: the store waits for it here
+            self._queued += len(data)
+        self._queue.put(data)
+
+    def _send_loop(self) -> None:
+        while True:
+            data = self._queue.get()
+            if data is None:
+                assert self._proc.stdin is not None
+                with contextlib.suppress(OSError):
+                    self._proc.stdin.close()
+                return
+            if self._send_error is None:
+                try:
+                    write_all(self._in, data)
+                except OSError as exc:  # the process is gone: the reader side says why
+                    self._send_error = exc
+            with self._room:
+                self._queued -= len(data)
+                self._room.notify_all()
+
+    def ship(self, rows: list[tuple[Any, ...]]) -> None:
+        """Hand over journal rows ``(ts, op, depth, layer, parent, label, kind, key, text)``."""
+        if rows:
+            self._post(("rows", rows))
+
+    def checkpoint(self, *, at: float, next_layer: int) -> None:
+        """Ask for a checkpoint of everything shipped (answered later: :meth:`poll`,
+        :meth:`wait`)."""
+        self._post(("checkpoint", at, next_layer))
+        self._outstanding += 1
+
+    # -- answers -----------------------------------------------------------------------------
+
+    def _exit_code(self, timeout: float | None = None) -> int | None:
+        """Reap the process (waiting up to ``timeout`` seconds; None: as long as it takes)."""
         try:
-            self._done = persist.flush(conn, owed)
-        except BaseException as exc:  # handed to the caller's thread by wait()
-            self._error = exc
-
-    def wait(self) -> Flushed | None:
-        """Wait for the flush in flight; what it wrote (None: there was none).
-
-        Raises:
-            Exception: the flush's own error; its rows are then kept in ``retry``.
-        """
-        thread = self._thread
-        if thread is None:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
             return None
-        thread.join()
-        self._thread = None
-        owed, self._owed = self._owed, None
-        error, self._error = self._error, None
-        if error is not None:
-            self.retry = owed
-            raise error
-        return self._done
+
+    def _died(self) -> DatabaseError:
+        code = self._exit_code()
+        self._dead = (
+            f"the write-behind process of store {self._name!r} ended (exit code {code}) "
+            "before its checkpoints were written: this store can no longer write; close it "
+            "(checkpoint=False) and open it again to continue from its last checkpoint"
+        )
+        return DatabaseError(self._dead)
+
+    def _handle(self, answer: Any) -> Any:
+        if answer is None:
+            raise self._died()
+        kind = answer[0]
+        if kind == "flushed":
+            self._outstanding -= 1
+            self.last = answer[1]
+            self._failure = None  # it wrote again whatever a failed one had left
+        elif kind == "failed":
+            self._outstanding -= 1
+            self._failure = answer[1]
+        elif kind == "fatal":
+            self._exit_code()
+            self._dead = f"the write-behind process of store {self._name!r} failed: {answer[1]}"
+            raise DatabaseError(self._dead)
+        return answer
+
+    def _raise_failure(self) -> None:
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise DatabaseError(
+                f"writing a checkpoint of store {self._name!r} failed: {failure} (nothing is "
+                "lost: the next checkpoint writes it again)"
+            )
+
+    def poll(self) -> None:
+        """Take the answers already there, without waiting (a failed checkpoint is reported by
+        :meth:`wait`, unless a later one writes it all first)."""
+        if self._dead is not None:
+            raise DatabaseError(self._dead)
+        while self._outstanding and select.select([self._out], [], [], 0)[0]:
+            self._handle(receive(self._out))
+
+    def wait(self) -> None:
+        """Wait until every checkpoint asked for is answered; raise if the last one failed."""
+        if self._dead is not None:
+            raise DatabaseError(self._dead)
+        while self._outstanding:
+            self._handle(receive(self._out))
+        self._raise_failure()
+
+    def digest(self) -> str:
+        """The state digest of everything shipped (waits for the checkpoints before it)."""
+        self._post(("digest",))
+        while True:
+            answer = self._handle(receive(self._out))
+            if answer[0] == "digest":
+                return str(answer[1])
+
+    def close(self) -> None:
+        """End the process (an open transaction is rolled back) and wait for it."""
+        try:
+            if self._dead is None:
+                self._post(("close",))
+        finally:
+            self._queue.put(None)
+            with contextlib.suppress(Exception):
+                while self._dead is None:
+                    answer = receive(self._out)
+                    if answer is None or answer[0] == "closed":
+                        break
+                    self._handle(answer)
+            if self._exit_code(_CLOSE_WAIT) is None:
+                self._proc.kill()
+                self._proc.wait()
+            self._sender.join()
+            assert self._proc.stdout is not None
+            self._proc.stdout.close()

@@ -19,7 +19,7 @@ from tools.scenarios.base import ScenarioError
 WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling", SIZES_WORKLOAD)
 # Run only when named: at full size it simulates clusters of up to 12,800 nodes per backend.
 DEFAULT_WORKLOADS = WORKLOADS[:-1]
-DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-nojournal"
+DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
 
 
 @click.command()
@@ -28,7 +28,7 @@ DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-nojournal"
     "--backends",
     default=DEFAULT_BACKENDS,
     show_default=True,
-    help="Comma-separated: deepcopy, memory, sqlite, sqlite-nojournal, postgres.",
+    help="Comma-separated: deepcopy, memory, sqlite, sqlite-behind, sqlite-nojournal, postgres.",
 )
 @click.option("--quick", is_flag=True, help="Smaller sizes, for a fast look (--size quick).")
 @click.option(

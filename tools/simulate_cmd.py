@@ -380,7 +380,15 @@ def _open_run(db: str, name: str, settings: Settings, every: float, *, fresh: bo
     """Open the run's store for writing; a fresh name taken meanwhile moves on to the next."""
     for _ in range(_NAME_ATTEMPTS):
         try:
-            store = Store.open(db, name=name, auto_checkpoint=False, checkpoint_interval=every)
+            # The journal and checkpoints are written by a process of their own on a SQLite
+            # file (store.writer): the simulation does not wait for them.
+            store = Store.open(
+                db,
+                name=name,
+                auto_checkpoint=False,
+                checkpoint_interval=every,
+                write_behind="auto",
+            )
         except StoreLockedError:
             if not fresh:
                 raise

@@ -70,6 +70,22 @@ def test_row_by_row_equals_all_at_once(previous: str | None, rows: list[Any]) ->
     assert hasher.finish() == chain_of(previous, rows)
 
 
+@given(
+    st.none() | st.text("0123456789abcdef", min_size=32, max_size=32),
+    st.lists(ROW),
+    st.lists(st.integers(0, 5)),
+)
+def test_batches_equal_all_at_once(previous: str | None, rows: list[Any], cuts: list[int]) -> None:
+    # The write-behind process hashes the rows in the batches it receives them in.
+    hasher = ChainHasher(previous)
+    rest = rows
+    for n in cuts:
+        hasher.add_many(rest[:n])
+        rest = rest[n:]
+    hasher.add_many(rest)
+    assert hasher.finish() == chain_of(previous, rows)
+
+
 def test_every_checkpoint_records_a_chain_and_an_untouched_journal_verifies(
     session: Session,
 ) -> None:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tools.cli import cli
 
 ROW_FIELDS = {"workload", "backend", "median_s", "peak_bytes", "vs_deepcopy", "vs_memory"}
-BACKENDS = ["deepcopy", "memory", "sqlite", "sqlite-nojournal"]
+BACKENDS = ["deepcopy", "memory", "sqlite", "sqlite-behind", "sqlite-nojournal"]
 
 
 def bench(*args: str) -> Any:

@@ -8,7 +8,9 @@
 - ``memory``: :class:`store.MemoryStore`, the patch set in pure Python.
 - ``sqlite``: the durable :class:`store.Store`, default settings (journal on, default checkpoint
   policy), on a file in a temporary directory.
-- ``sqlite-nojournal``: the same with the journal off.
+- ``sqlite-behind``: the same with ``write_behind=True``, as ``drasnap simulate`` opens its
+  runs: the journal and checkpoints are written by a process of their own (``store.writer``).
+- ``sqlite-nojournal``: the same as ``sqlite`` with the journal off.
 - ``postgres``: the durable store on the PostgreSQL URL given with ``--postgres-url``.
 """
 
@@ -26,7 +28,7 @@ from typing import Any
 from snapshot.kinds import CLAIM_KIND
 from store import ABSENT, Follower, LayerInfo, MemoryStore, Store, VersionedStore
 
-BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-nojournal", "postgres")
+BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-behind", "sqlite-nojournal", "postgres")
 
 
 class DeepCopyStore:
@@ -145,7 +147,7 @@ class DeepCopyStore:
                 reference.put(kind, key, value)
         return reference.state_digest()
 
-    def checkpoint(self) -> None:
+    def checkpoint(self, *, wait: bool = True) -> None:
         pass
 
     def maybe_checkpoint(self) -> bool:
@@ -177,6 +179,8 @@ def open_backend(
         return
     with tempfile.TemporaryDirectory(prefix="drasnap-bench-") as tmp:
         journal = name != "sqlite-nojournal"
+        if name == "sqlite-behind":
+            options = {"write_behind": True, **options}
         store = Store.open(Path(tmp) / "bench.db", journal=journal, **options)
         try:
             yield store

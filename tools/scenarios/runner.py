@@ -206,7 +206,9 @@ def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
         RUN_KEY,
         {"step": 0, "done": False, "results": {}, "counters": asdict(sim.counters)},
     )
-    sim.store.checkpoint()
+    # The first restart point: a crash before it is durable finds the store empty and starts
+    # over, so with write-behind the run goes on while it is written.
+    sim.store.checkpoint(wait=False)
     return plan
 
 

@@ -1,0 +1,340 @@
+"""The write-behind process: it writes a store's checkpoints while the store's own process goes
+on (``python -m store.writer_process PARENT_PID URL NAME SYNC``, started by
+:class:`store.writer.Writer`; it reads its messages on stdin and answers on stdout).
+
+Why a process: the writes of a flush are one ``executemany`` per table, and both the ``sqlite3``
+module and the PostgreSQL driver give the GIL back and take it again around every row, so a
+writer *thread* waits for the simulation's thread once per row (measured: no gain, BENCHMARKS.md
+issue 15). A process has a GIL of its own and the machine's second core.
+
+What it does:
+
+- It opens the store's database on a connection of its own and loads the store's last
+  checkpoint as a *mirror*: the same :class:`store.cache.FullCache` the store uses, holding each
+  value as its stored JSON text instead of the decoded value.
+- The store sends it its journal buffer in batches as it grows (``("rows", rows)``: each row
+  ``(ts, op, depth, layer, parent, label, kind, key, text)``). The mirror applies each row as
+  the store applied the operation (put, delete, fork, revert, commit), and the rows are
+  inserted into the ``journal`` table at once, in a transaction left open until the next
+  checkpoint. So the rows reach SQL while the simulation runs, and a checkpoint only has the
+  entry rows, the checkpoint row and the commit left to do.
+- ``("checkpoint", ts, next_layer)``: plans the entry rows and the state digest from the mirror
+  (:meth:`store.cache.LayerStack.pending_entries`, :func:`store.codec.digest_after`: the
+  store's own code), hashes the journal chain over the rows of the transaction
+  (:class:`store.chain.ChainHasher`), writes them (:func:`store.persist.write`) and commits;
+  answers ``("flushed", (next_seq, checkpoint_seq, state_digest, chain))`` or ``("failed",
+  reason)``.
+- ``("digest",)``: the state digest now (``("digest", text)``); ``("close", abandon)``: commit
+  nothing more (an open transaction is rolled back) and exit.
+
+Crashes: nothing is committed but at a checkpoint, and a checkpoint is only written once all of
+its rows have arrived, so the database only ever moves from one whole checkpoint to the next.
+The store's process holds the writer lock; its lock file is passed down to this process, so the
+lock is held until both have ended. On Linux this process asks to be killed with its parent
+(``PR_SET_PDEATHSIG``); elsewhere it sees its input end and exits, rolling back.
+
+Failures: a failed write rolls back and is answered ``failed``; the mirror keeps everything since
+the last commit (its rows and its unflushed layers), so the next checkpoint writes it all again:
+nothing is lost, and the database still only holds whole checkpoints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import select
+import signal
+import sys
+from typing import Any
+
+from sqlalchemy import Connection, RootTransaction
+
+from store import _sql, persist
+from store.cache import FullCache, Layer
+from store.chain import ChainHasher
+from store.codec import digest_after, format_digest, parse_digest
+from store.framing import receive, send
+from store.interface import TOMBSTONE
+from store.pending import encoded_changes
+from store.rows import EntryRow, JournalRow, Pending
+
+_PR_SET_PDEATHSIG = 1
+#: Test hook: "checkpoint:N" makes the Nth checkpoint this process writes fail, "rows:N" the Nth
+#: batch of rows (as a disk error would).
+FAULTS_ENV = "DRASNAP_WRITER_FAULTS"
+TIDY_WAL_BYTES = 64 << 20
+
+
+def _same(text: Any) -> str:
+    return str(text)
+
+
+class InjectedFault(Exception):
+    """A failure asked for by ``DRASNAP_WRITER_FAULTS`` (tests only)."""
+
+
+class Mirror:
+    """The store as of the rows received, values as texts, and the open transaction."""
+
+    def __init__(self, conn: Connection, name: str, wal: str) -> None:
+        self.conn = conn
+        self.wal = wal
+        with _sql.snapshot(conn), conn.begin():
+            row = persist.find_store(conn, name)
+            loaded = persist.load(conn, row, with_base=True, decoded=False)
+        self.store_id = loaded.store_id
+        self.cache = FullCache()
+        self.cache.install(loaded)
+        self.seq = loaded.next_seq
+        self.digest = loaded.digest
+        self.chain = loaded.chain
+        self.hasher = ChainHasher(self.chain)
+        self.uncommitted: list[JournalRow] = []  # rows since the last commit, for a retry
+        # (deletes, upserts) of base rows written ahead of the checkpoint, for a retry
+        self.ahead: list[tuple[list[EntryRow], list[EntryRow]]] = []
+        self.trans: RootTransaction | None = None
+        self.replay = False  # the open transaction lost its rows: write them all again
+        self.faults = _faults()
+        self.counts = {"rows": 0, "checkpoint": 0}
+
+    def _fault(self, event: str) -> None:
+        self.counts[event] += 1
+        if (event, self.counts[event]) in self.faults:
+            raise InjectedFault(f"injected {event} failure (disk I/O error)")
+
+    def take(self, rows: list[tuple[Any, ...]]) -> None:
+        """Apply a batch of the store's journal buffer and insert its rows."""
+        cache = self.cache
+        sid = self.store_id
+        numbered: list[JournalRow] = []
+        seq = self.seq
+        for r in rows:
+            op = r[1]
+            if op == "put":
+                cache.write(r[6], r[7], r[8], None)
+            elif op == "delete":
+                cache.write(r[6], r[7], TOMBSTONE, None)
+            elif op == "fork":
+                cache.layers.append(Layer(r[5], r[3], r[0]))
+            elif op == "revert":
+                cache.revert()
+            elif op == "commit":
+                cache.commit()
+            numbered.append((sid, seq, *r, None, None))
+            seq += 1
+        self.seq = seq
+        self.uncommitted.extend(numbered)
+        ahead = self._base_rows()
+        if not cache.layers and cache.touched:
+            # Nothing open can be reverted past this point: the digest moves now, not at the
+            # checkpoint (a revert of an open layer would need what was touched before it).
+            self.digest = digest_after(self.digest, encoded_changes(cache.digest_changes(), _same))
+            cache.touched.clear()
+        if self.replay:
+            return  # written again, with everything since the last commit, at the checkpoint
+        try:
+            self._begin()
+            self._fault("rows")
+            persist.insert_journal(self.conn, numbered)
+            self.hasher.add_many(numbered)
+            if ahead is not None:
+                persist.write_base(self.conn, *ahead)
+        except Exception:
+            self._abandon()
+
+    def _base_rows(self) -> tuple[list[EntryRow], list[EntryRow]] | None:
+        """The base rows changed since the last call, taken from what the next flush owes: a
+        base row does not depend on the layers above, so it is written ahead."""
+        pending = self.cache.base_pending
+        if not pending:
+            return None
+        sid = self.store_id
+        deletes: list[EntryRow] = []
+        upserts: list[EntryRow] = []
+        for (kind, key), text in pending.items():
+            if text is TOMBSTONE:
+                deletes.append((sid, kind, key, 0))
+            else:
+                upserts.append((sid, kind, key, 0, False, text))
+        pending.clear()
+        self.ahead.append((deletes, upserts))
+        return deletes, upserts
+
+    def _begin(self) -> None:
+        if self.trans is None:
+            self.conn.info["immediate"] = True
+            self.trans = self.conn.begin()
+            if self.replay:
+                self.hasher = ChainHasher(self.chain)
+                persist.insert_journal(self.conn, self.uncommitted)
+                self.hasher.add_many(self.uncommitted)
+                for deletes, upserts in self.ahead:
+                    persist.write_base(self.conn, deletes, upserts)
+                self.replay = False
+
+    def _abandon(self) -> None:
+        trans, self.trans = self.trans, None
+        if trans is not None:
+            with contextlib.suppress(Exception):
+                trans.rollback()
+        self.conn.info["immediate"] = False
+        self.replay = True
+
+    def current_digest(self) -> str:
+        changes = self.cache.digest_changes()
+        return format_digest(digest_after(self.digest, encoded_changes(changes, _same)))
+
+    def checkpoint(self, ts: float, next_layer: int) -> tuple[Any, ...]:
+        cache = self.cache
+        sid = self.store_id
+        state_digest = self.current_digest()
+        truncate_from, deletes, upserts, new_layers, inserts = cache.pending_entries(sid, _same)
+        layers = cache.layers
+        top = layers[-1].instance if layers else 0
+        seq = self.seq
+        row = (sid, seq, ts, "checkpoint", len(layers), top, None, None, None, None, None)
+        try:
+            self._begin()
+            hasher = self.hasher
+            hasher.add((*row, state_digest, None))
+            chain = hasher.finish()
+            written = (*row, state_digest, chain)
+            pending = Pending(
+                store_id=sid,
+                truncate_from=truncate_from,
+                deletes=deletes,
+                upserts=upserts,
+                new_layers=new_layers,
+                inserts=inserts,
+                journal=[written],
+                depth=len(layers),
+                next_seq=seq + 1,
+                next_layer=next_layer,
+                state_digest=state_digest,
+                checkpoint_seq=seq,
+                chain_previous=self.chain,
+                written_at=ts,
+            )
+            self._fault("checkpoint")
+            persist.write(self.conn, pending, [written])
+            assert self.trans is not None
+            self.trans.commit()
+        except Exception as exc:
+            self._abandon()
+            return ("failed", _reason(exc))
+        self.trans = None
+        self.conn.info["immediate"] = False
+        cache.flushed()
+        self.seq = seq + 1
+        self.digest = parse_digest(state_digest)
+        self.chain = chain
+        self.hasher = ChainHasher(chain)
+        self.uncommitted = []
+        self.ahead = []
+        return ("flushed", (seq + 1, seq, state_digest, chain))
+
+    def tidy(self) -> None:
+        """Copy the write-ahead log into the database file once it has grown past
+        ``TIDY_WAL_BYTES``, between checkpoints: SQLite would do it inside the commit (past
+        1,000 pages, 4 MB), where the store waits; less often, a page written at every
+        checkpoint is copied once for many."""
+        if self.trans is None and _size(self.wal) >= TIDY_WAL_BYTES:
+            with contextlib.suppress(Exception):
+                _pragma(self.conn, "wal_checkpoint(PASSIVE)")
+
+    def close(self) -> None:
+        if self.trans is not None:
+            self._abandon()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _pragma(conn: Connection, pragma: str) -> None:
+    """A PRAGMA outside SQLAlchemy's transactions (it would begin one)."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    driver.execute(f"PRAGMA {pragma}").fetchall()
+
+
+def _reason(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    text = " ".join(str(orig if orig is not None else exc).split()) or type(exc).__name__
+    return text[:2000]
+
+
+def _faults() -> set[tuple[str, int]]:
+    spec = os.environ.get(FAULTS_ENV, "")
+    out = set()
+    for part in filter(None, spec.split(",")):
+        event, _, n = part.partition(":")
+        out.add((event, int(n)))
+    return out
+
+
+def _die_with(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def serve(inp: int, out: int, parent: int, url: str, name: str, sync: str) -> int:
+    """The process's work, from its input ``inp`` to its output ``out``; its exit code."""
+    _die_with(parent)
+    try:
+        target = _sql.parse_target(url)
+        engine = _sql.create(target, sync=sync)
+        conn = _sql.connect(engine, target)
+        _pragma(conn, "wal_autocheckpoint = 0")  # see Mirror.tidy
+        assert target.path is not None
+        mirror = Mirror(conn, name, f"{target.path}-wal")
+    except Exception as exc:
+        send(out, ("fatal", f"cannot open the store: {_reason(exc)}"))
+        return 1
+    try:
+        untidy = False
+        while True:
+            if untidy and not select.select([inp], [], [], 0)[0]:
+                mirror.tidy()  # only while there is nothing else to do
+                untidy = False
+            message = receive(inp)
+            if message is None:  # the store's process is gone: commit nothing
+                return 0
+            kind = message[0]
+            if kind == "rows":
+                mirror.take(message[1])
+            elif kind == "checkpoint":
+                send(out, mirror.checkpoint(message[1], message[2]))
+                untidy = True
+            elif kind == "digest":
+                send(out, ("digest", mirror.current_digest()))
+            elif kind == "close":
+                mirror.close()
+                send(out, ("closed",))
+                return 0
+    except Exception as exc:  # a bug here must reach the store as an error, not hang it
+        with contextlib.suppress(Exception):
+            send(out, ("fatal", _reason(exc)))
+        return 1
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()
+        engine.dispose()
+
+
+def main() -> int:
+    parent, url, name, sync = sys.argv[1:5]
+    return serve(
+        sys.stdin.buffer.fileno(), sys.stdout.buffer.fileno(), int(parent), url, name, sync
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
