@@ -52,18 +52,23 @@ def plan(
     checkpoint_seq: int | None,
     chain: str | None,
     resolve: Callable[[list[Key]], Mapping[Key, str | None]],
+    encode: Callable[[Any], str] | None = None,
+    now: float | None = None,
 ) -> Pending:
     """Everything the next flush writes. ``journal`` is the buffer of operations since the
     previous flush, each ``(ts, op, depth, layer, parent, label, kind, key, encoded value)``
-    (None: the store keeps no journal, and the flush writes no checkpoint row)."""
-    enc = Encoder(cache.encoded.values())
+    (None: the store keeps no journal, and the flush writes no checkpoint row). ``encode``: how
+    the cache's values become their stored text (default: canonical JSON; the write-behind
+    process's cache holds the texts themselves); ``now``: the checkpoint's time."""
+    enc = Encoder(cache.encoded.values()) if encode is None else encode
     changes = list(cache.digest_changes())
     unknown = [ck for ck, old, _ in changes if old is MISS]
     in_sql = resolve(unknown) if unknown else {}
     state_digest = format_digest(digest_after(digest, encoded_changes(changes, enc, in_sql)))
     truncate_from, deletes, upserts, new_layers, inserts = cache.pending_entries(store_id, enc)
     seq = next_seq
-    now = time.time()
+    if now is None:
+        now = time.time()
     # The sequence number of a buffered entry is the store's next one plus its place in the
     # buffer; digest and chain are a checkpoint's.
     rows: list[JournalRow] = [

@@ -56,8 +56,8 @@ from store.chain import ChainHasher
 from store.codec import digest_after, format_digest, parse_digest
 from store.framing import receive, send
 from store.interface import TOMBSTONE
-from store.pending import encoded_changes
-from store.rows import EntryRow, JournalRow, Pending
+from store.pending import encoded_changes, plan
+from store.rows import EntryRow, JournalRow
 
 _PR_SET_PDEATHSIG = 1
 #: Test hook: "checkpoint:N" makes the Nth checkpoint this process writes fail, "rows:N" the Nth
@@ -68,6 +68,10 @@ TIDY_WAL_BYTES = 64 << 20
 
 def _same(text: Any) -> str:
     return str(text)
+
+
+def _nothing_unknown(keys: list[Any]) -> dict[Any, str | None]:
+    raise AssertionError(f"the mirror holds every value, yet {keys[:3]} are unknown")
 
 
 class InjectedFault(Exception):
@@ -186,36 +190,27 @@ class Mirror:
         return format_digest(digest_after(self.digest, encoded_changes(changes, _same)))
 
     def checkpoint(self, ts: float, next_layer: int) -> tuple[Any, ...]:
-        cache = self.cache
-        sid = self.store_id
-        state_digest = self.current_digest()
-        truncate_from, deletes, upserts, new_layers, inserts = cache.pending_entries(sid, _same)
-        layers = cache.layers
-        top = layers[-1].instance if layers else 0
-        seq = self.seq
-        row = (sid, seq, ts, "checkpoint", len(layers), top, None, None, None, None, None)
+        # The journal rows are in the transaction already: the plan adds the checkpoint row.
+        pending = plan(
+            self.cache,
+            [],
+            store_id=self.store_id,
+            next_seq=self.seq,
+            next_layer=next_layer,
+            digest=self.digest,
+            checkpoint_seq=None,
+            chain=self.chain,
+            resolve=_nothing_unknown,
+            encode=_same,
+            now=ts,
+        )
+        row = pending.journal[-1]
         try:
             self._begin()
             hasher = self.hasher
-            hasher.add((*row, state_digest, None))
+            hasher.add(row)
             chain = hasher.finish()
-            written = (*row, state_digest, chain)
-            pending = Pending(
-                store_id=sid,
-                truncate_from=truncate_from,
-                deletes=deletes,
-                upserts=upserts,
-                new_layers=new_layers,
-                inserts=inserts,
-                journal=[written],
-                depth=len(layers),
-                next_seq=seq + 1,
-                next_layer=next_layer,
-                state_digest=state_digest,
-                checkpoint_seq=seq,
-                chain_previous=self.chain,
-                written_at=ts,
-            )
+            written = (*row[:12], chain)
             self._fault("checkpoint")
             persist.write(self.conn, pending, [written])
             assert self.trans is not None
@@ -225,14 +220,14 @@ class Mirror:
             return ("failed", _reason(exc))
         self.trans = None
         self.conn.info["immediate"] = False
-        cache.flushed()
-        self.seq = seq + 1
-        self.digest = parse_digest(state_digest)
+        self.cache.flushed()
+        self.seq = pending.next_seq
+        self.digest = parse_digest(pending.state_digest)
         self.chain = chain
         self.hasher = ChainHasher(chain)
         self.uncommitted = []
         self.ahead = []
-        return ("flushed", (seq + 1, seq, state_digest, chain))
+        return ("flushed", (pending.next_seq, pending.checkpoint_seq, pending.state_digest, chain))
 
     def tidy(self) -> None:
         """Copy the write-ahead log into the database file once it has grown past
