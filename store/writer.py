@@ -36,6 +36,7 @@ import fcntl
 import os
 import queue
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -51,7 +52,17 @@ _F_SETPIPE_SZ = 1031
 _PIPE_SIZE = 1 << 20
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 _QUEUED_BYTES = 64 << 20  # at most this much waits for the pipe: then the store waits
-_CLOSE_WAIT = 60.0  # seconds for the process to end after "close" before it is killed
+_CLOSE_WAIT = 60.0
+# The process ignores SIGINT and SIGTERM from its first instruction: a signal sent to every
+# process of the run (a service manager stopping it) must leave it to write the checkpoint the
+# store takes on that signal; it ends when the store closes it or dies.
+_IGNORED = {signal.SIGINT, signal.SIGTERM}
+_BOOT = (
+    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); "
+    "import runpy; runpy.run_module('store.writer_process', run_name='__main__')"
+)  # seconds for the process to end after "close" before it is killed
 
 
 class Writer:
@@ -69,13 +80,20 @@ class Writer:
         self._name = name
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "store.writer_process", str(os.getpid()), url, name, sync],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            pass_fds=keep_fds,
-            env=env,
-        )
+        # Started with the two signals blocked (a blocked signal stays blocked across exec),
+        # so that one sent before its first instruction waits, then is ignored there.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _IGNORED)
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, str(os.getpid()), url, name, sync],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                pass_fds=keep_fds,
+                env=env,
+                start_new_session=True,  # a Ctrl-C in the terminal is the store's to handle
+            )
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in = self._proc.stdin.fileno()
         self._out = self._proc.stdout.fileno()

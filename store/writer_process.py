@@ -1,5 +1,5 @@
 """The write-behind process: it writes a store's checkpoints while the store's own process goes
-on (``python -m store.writer_process PARENT_PID URL NAME SYNC``, started by
+on (``store.writer_process`` run as ``__main__`` with ``PARENT_PID URL NAME SYNC``, started by
 :class:`store.writer.Writer`; it reads its messages on stdin and answers on stdout).
 
 Why a process: the writes of a flush are one ``executemany`` per table, and both the ``sqlite3``

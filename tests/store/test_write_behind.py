@@ -159,6 +159,23 @@ def test_where_write_behind_cannot_work_it_is_refused_or_auto_leaves_it_off(
         assert store._writer is not None
 
 
+def test_signals_for_the_run_leave_its_writer_to_write_the_last_checkpoint(tmp_path: Path) -> None:
+    # A Ctrl-C reaches the terminal's process group, a service manager's SIGTERM every process
+    # of the run: the store checkpoints on them, which needs its writer alive.
+    db = tmp_path / "s.db"
+    store = Store.open(db, write_behind=True, auto_checkpoint=False, checkpoint_interval=0)
+    writer = store._writer
+    assert writer is not None
+    _fill(store, 1500)
+    os.kill(writer._proc.pid, signal.SIGINT)
+    os.kill(writer._proc.pid, signal.SIGTERM)
+    store.checkpoint()
+    assert writer._proc.poll() is None
+    store.close()
+    with Store.open(db, readonly=True) as reader:
+        assert reader.count("claims") == 1500
+
+
 @pytest.mark.postgres
 def test_write_behind_is_refused_on_postgresql(fresh_postgres_url: str) -> None:
     with pytest.raises(InvalidValueError, match="write_behind needs a SQLite file"):
