@@ -52,7 +52,7 @@ _F_SETPIPE_SZ = 1031
 _PIPE_SIZE = 1 << 20
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 _QUEUED_BYTES = 64 << 20  # at most this much waits for the pipe: then the store waits
-_CLOSE_WAIT = 60.0
+_CLOSE_WAIT = 60.0  # seconds for the process to end after "close" before it is killed
 # The process ignores SIGINT and SIGTERM from its first instruction: a signal sent to every
 # process of the run (a service manager stopping it) must leave it to write the checkpoint the
 # store takes on that signal; it ends when the store closes it or dies.
@@ -62,13 +62,13 @@ _BOOT = (
     "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
     "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); "
     "import runpy; runpy.run_module('store.writer_process', run_name='__main__')"
-)  # seconds for the process to end after "close" before it is killed
+)
 
 
 class Writer:
     """The store's side of the write-behind process.
 
-    The process is a new interpreter (``python -m store.writer_process``), not a fork of the
+    The process is a new interpreter running :mod:`store.writer_process`, not a fork of the
     store's: a fork would share the store's heap copy-on-write, and the store's process would
     then copy every page it touches (its garbage collector touches them all). Starting costs a
     third of a second (importing SQLAlchemy), while the store goes on: it only waits for a
