@@ -258,6 +258,19 @@ class LayerStack:
         for ck, old in self.touched.items():
             yield ck, old, effective(ck)
 
+    def base_rows(
+        self, store_id: int, encode: Callable[[Any], str]
+    ) -> tuple[list[EntryRow], list[EntryRow]]:
+        """``(deletes, upserts)`` of the base rows changed since the last flush."""
+        deletes: list[EntryRow] = []
+        upserts: list[EntryRow] = []
+        for (kind, key), value in self.base_pending.items():
+            if value is TOMBSTONE:  # the base holds no tombstones: the row just goes
+                deletes.append((store_id, kind, key, 0))
+            else:
+                upserts.append((store_id, kind, key, 0, False, encode(value)))
+        return deletes, upserts
+
     def pending_entries(
         self, store_id: int, encode: Callable[[Any], str]
     ) -> tuple[int | None, list[EntryRow], list[EntryRow], list[LayerRow], list[EntryRow]]:
@@ -266,14 +279,8 @@ class LayerStack:
         layers = self.layers
         first_fresh = next((i + 1 for i, ly in enumerate(layers) if ly.fresh), len(layers) + 1)
         cut = min(self.truncate, first_fresh)
-        deletes: list[EntryRow] = []
-        upserts: list[EntryRow] = []
+        deletes, upserts = self.base_rows(store_id, encode)
         inserts: list[EntryRow] = []
-        for (kind, key), value in self.base_pending.items():
-            if value is TOMBSTONE:  # the base holds no tombstones: the row just goes
-                deletes.append((store_id, kind, key, 0))
-            else:
-                upserts.append((store_id, kind, key, 0, False, encode(value)))
         for depth, layer in enumerate(layers[: cut - 1], start=1):
             if layer.dirty:
                 changes = layer.changes

@@ -73,14 +73,12 @@ def _start_writer(
 ) -> Writer | None:
     """The write-behind process of a store being opened (see :mod:`store.writer`); None when
     ``write_behind="auto"`` finds it cannot be used there."""
-    if settings.write_behind == "auto" and (
-        target.dialect != "sqlite"
-        or target.path is None
-        or not settings.journal
-        or settings.cache_size is not None
+    sqlite_file = target.dialect == "sqlite" and target.path is not None
+    if settings.write_behind == "auto" and not (
+        sqlite_file and settings.journal and settings.cache_size is None
     ):
         return None
-    if target.dialect != "sqlite" or target.path is None:
+    if not sqlite_file:
         raise InvalidValueError(
             f"write_behind needs a SQLite file, not {target.display}: the writer process opens "
             "the database on its own connection"

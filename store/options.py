@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from store.errors import InvalidValueError
 
@@ -48,7 +48,7 @@ class StoreOptions:
     checkpoint_on_base_commit: float | bool | None = 1.0
     max_pending: int = 200_000
     sync: str = "normal"
-    write_behind: bool | str = False
+    write_behind: bool | Literal["auto"] = False
 
     def __post_init__(self) -> None:
         size = self.cache_size

@@ -333,8 +333,9 @@ def insert_journal(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
     _executemany(conn, "insert_journal", rows)
 
 
-def write_base(conn: Connection, deletes: list[EntryRow], upserts: list[EntryRow]) -> None:
-    """Delete and write base rows (in the caller's transaction), as a flush does."""
+def write_entries(conn: Connection, deletes: list[EntryRow], upserts: list[EntryRow]) -> None:
+    """Delete and write entry rows (in the caller's transaction): the base rows written ahead
+    by the write-behind process, and a flush's."""
     _executemany(conn, "delete_entry", deletes)
     _executemany(conn, "upsert_entry", upserts)
 
@@ -347,8 +348,7 @@ def write(conn: Connection, pending: Pending, rows: list[tuple[Any, ...]]) -> No
     if cut is not None:
         conn.execute(_DELETE_ENTRIES_FROM, {"s": sid, "d": cut})
         conn.execute(_DELETE_LAYERS_FROM, {"s": sid, "d": cut})
-    _executemany(conn, "delete_entry", pending.deletes)
-    _executemany(conn, "upsert_entry", pending.upserts)
+    write_entries(conn, pending.deletes, pending.upserts)
     if pending.new_layers:
         conn.execute(
             _INSERT_LAYER,
@@ -358,7 +358,7 @@ def write(conn: Connection, pending: Pending, rows: list[tuple[Any, ...]]) -> No
             ],
         )
     _executemany(conn, "insert_entry", pending.inserts)
-    _executemany(conn, "insert_journal", rows)
+    insert_journal(conn, rows)
     conn.execute(
         _UPDATE_STORE,
         {

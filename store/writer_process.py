@@ -133,7 +133,7 @@ class Mirror:
         if not cache.layers and cache.touched:
             # Nothing open can be reverted past this point: the digest moves now, not at the
             # checkpoint (a revert of an open layer would need what was touched before it).
-            self.digest = digest_after(self.digest, encoded_changes(cache.digest_changes(), _same))
+            self.digest = self._digest_now()
             cache.touched.clear()
         if self.replay:
             return  # written again, with everything since the last commit, at the checkpoint
@@ -143,27 +143,20 @@ class Mirror:
             persist.insert_journal(self.conn, numbered)
             self.hasher.add_many(numbered)
             if ahead is not None:
-                persist.write_base(self.conn, *ahead)
+                persist.write_entries(self.conn, *ahead)
         except Exception:
             self._abandon()
 
     def _base_rows(self) -> tuple[list[EntryRow], list[EntryRow]] | None:
         """The base rows changed since the last call, taken from what the next flush owes: a
         base row does not depend on the layers above, so it is written ahead."""
-        pending = self.cache.base_pending
-        if not pending:
+        cache = self.cache
+        if not cache.base_pending:
             return None
-        sid = self.store_id
-        deletes: list[EntryRow] = []
-        upserts: list[EntryRow] = []
-        for (kind, key), text in pending.items():
-            if text is TOMBSTONE:
-                deletes.append((sid, kind, key, 0))
-            else:
-                upserts.append((sid, kind, key, 0, False, text))
-        pending.clear()
-        self.ahead.append((deletes, upserts))
-        return deletes, upserts
+        rows = cache.base_rows(self.store_id, _same)
+        cache.base_pending.clear()
+        self.ahead.append(rows)
+        return rows
 
     def _begin(self) -> None:
         if self.trans is None:
@@ -174,7 +167,7 @@ class Mirror:
                 persist.insert_journal(self.conn, self.uncommitted)
                 self.hasher.add_many(self.uncommitted)
                 for deletes, upserts in self.ahead:
-                    persist.write_base(self.conn, deletes, upserts)
+                    persist.write_entries(self.conn, deletes, upserts)
                 self.replay = False
 
     def _abandon(self) -> None:
@@ -185,9 +178,12 @@ class Mirror:
         self.conn.info["immediate"] = False
         self.replay = True
 
-    def current_digest(self) -> str:
+    def _digest_now(self) -> int:
         changes = self.cache.digest_changes()
-        return format_digest(digest_after(self.digest, encoded_changes(changes, _same)))
+        return digest_after(self.digest, encoded_changes(changes, _same))
+
+    def current_digest(self) -> str:
+        return format_digest(self._digest_now())
 
     def checkpoint(self, ts: float, next_layer: int) -> tuple[Any, ...]:
         # The journal rows are in the transaction already: the plan adds the checkpoint row.
