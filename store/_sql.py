@@ -511,6 +511,9 @@ def _pg_lock_key(*parts: str) -> int:
 # A killed holder's PostgreSQL session ends (and frees its lock) once the server notices the
 # dropped connection, usually within milliseconds; a writer reopening at once waits that long.
 STALE_LOCK_WAIT = 5.0
+# A writer between taking the lock and recording itself (or between clearing its record and
+# freeing the lock) is seen with no holder for that long at most, even on a loaded machine.
+TRANSITION_WAIT = 2.0
 
 
 def holder_is_gone(pid: int | None, host: str | None) -> bool:

@@ -191,8 +191,16 @@ def take_lock(conn: Connection, target: _sql.Target, name: str) -> _sql.WriterLo
             holder = persist.find_store(conn, name)
         pid, host = (holder.holder_pid, holder.holder_host) if holder else (None, None)
         # A holder killed a moment ago may still hold it on PostgreSQL, until the server
-        # notices the dropped connection: wait for that, not for a live holder.
-        if not _sql.holder_is_gone(pid, host) or time.monotonic() > deadline:
+        # notices the dropped connection: wait for that, not for a live holder. No holder
+        # recorded is a moment between two states (a writer that has taken the lock and not
+        # yet written its row, or one closing, which clears its row before freeing the lock):
+        # wait for it too, briefly.
+        if pid is None:
+            deadline = min(deadline, time.monotonic() + _sql.TRANSITION_WAIT)
+            gone = True
+        else:
+            gone = _sql.holder_is_gone(pid, host)
+        if not gone or time.monotonic() > deadline:
             raise _sql.locked_error(name, target.display, pid, host)
         time.sleep(0.02)
     return lock

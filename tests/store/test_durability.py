@@ -396,6 +396,20 @@ def test_writer_waits_briefly_for_a_holder_that_has_just_died(database: Database
     assert 0.25 < time.monotonic() - started < 5
 
 
+def test_writer_waits_for_a_holder_that_is_closing(database: Database) -> None:
+    """A closing holder clears its record before it frees the lock: a writer that reads no
+    holder in that moment waits for the lock instead of refusing."""
+    holder = Store.open(database.target, name="sim")
+    database.sql("UPDATE stores SET holder_pid = NULL, holder_host = NULL WHERE name = 'sim'")
+    releaser = threading.Timer(0.3, holder.close)
+    releaser.start()
+    try:
+        with Store.open(database.target, name="sim") as store:
+            assert store.depth == 0
+    finally:
+        releaser.join()
+
+
 def test_writer_does_not_wait_for_a_live_holder(database: Database) -> None:
     with Store.open(database.target, name="sim"):
         started = time.monotonic()
