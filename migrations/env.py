@@ -15,11 +15,10 @@ A migration may replace a view that the views registered by the layers above rea
 from __future__ import annotations
 
 from alembic import context
+from drasnap.store._sql import parse_target
+from drasnap.store.tables import metadata
+from drasnap.store.views import install_views
 from sqlalchemy import Connection, create_engine
-
-from store._sql import parse_target
-from store.tables import metadata
-from store.views import install_views
 
 config = context.config
 

@@ -10,7 +10,15 @@ The tree::
     ├── ReservationError               a claim cannot take one more reservation
     ├── AllocationError                the allocator hit what upstream treats as an error
     ├── FeatureGateError               an unknown feature gate or a bad --feature-gates value
-    └── SchedulingError                a pod cannot be placed (cluster snapshot)
+    ├── SchedulingError                a pod cannot be placed (cluster snapshot)
+    ├── ScenarioError                  a simulation cannot start or go on (bad settings, sizes,
+    │                                  manifests without what the scenario needs, a run that
+    │                                  cannot be resumed)
+    └── RunFailedError                 a run stopped on an error found while it ran; it is
+                                       recorded as failed and blocks no other run
+
+``RunInterrupted`` is not an error: a signal asked the run to stop, and it stopped at a step
+boundary with everything saved (the command line exits 128 + the signal's number).
 
 Messages follow cluster-autoscaler's wording where it has one
 (``cluster-autoscaler/simulator/dynamicresources/snapshot/``), and name the
@@ -104,3 +112,21 @@ class FeatureGateError(SnapshotError, ValueError):
 
 class SchedulingError(SnapshotError):
     """A pod cannot be scheduled on a node (cluster snapshot)."""
+
+
+class ScenarioError(SnapshotError):
+    """A simulation cannot start or go on (bad settings, wrong database, nothing to resume)."""
+
+
+class RunFailedError(SnapshotError):
+    """A run stopped on an error found while it ran; it is recorded as failed."""
+
+
+class RunInterrupted(Exception):
+    """A signal asked the run to stop; it stopped at a step boundary, saved."""
+
+    def __init__(self, signal_number: int, step: int, total: int) -> None:
+        super().__init__(f"stopped by signal {signal_number} after step {step} of {total}")
+        self.signal_number = signal_number
+        self.step = step
+        self.total = total

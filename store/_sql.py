@@ -44,7 +44,7 @@ from sqlalchemy.pool import NullPool, StaticPool
 if TYPE_CHECKING:
     from alembic.config import Config
 
-from store.errors import (
+from drasnap.store.errors import (
     DatabaseError,
     MissingDriverError,
     NotADatabaseError,

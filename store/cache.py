@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol
 
-from store.interface import ABSENT, MISS, NEVER, TOMBSTONE, LayerInfo
-from store.rows import EntryRow, LayerRow, Loaded
+from drasnap.store.interface import ABSENT, MISS, NEVER, TOMBSTONE, LayerInfo
+from drasnap.store.rows import EntryRow, LayerRow, Loaded
 
 __all__ = ["BaseRows", "BoundedCache", "FullCache", "Layer", "LayerStack"]
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from drasnap.store import _sql
+from drasnap.store.errors import NotADatabaseError
+from drasnap.store.tables import stores
 from sqlalchemy import inspect, select
-
-from store import _sql
-from store.errors import NotADatabaseError
-from store.tables import stores
 
 __all__ = ["StoreInfo", "list_stores"]
 

@@ -20,8 +20,7 @@ from hashlib import blake2b
 from typing import Any, NoReturn
 
 import orjson
-
-from store.errors import InvalidValueError
+from drasnap.store.errors import InvalidValueError
 
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1

@@ -35,11 +35,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection
-
-from store import _sql, opening, pending, persist
-from store.cache import BoundedCache, FullCache, Layer, LayerStack
-from store.codec import (
+from drasnap.store import _sql, opening, pending, persist
+from drasnap.store.cache import BoundedCache, FullCache, Layer, LayerStack
+from drasnap.store.codec import (
     check_name,
     check_text,
     checked_encoding,
@@ -49,16 +47,17 @@ from store.codec import (
     format_digest,
     parse_digest,
 )
-from store.errors import (
+from drasnap.store.errors import (
     InvalidValueError,
     ReadOnlyError,
     StoreClosedError,
 )
-from store.followers import Followed
-from store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
-from store.options import StoreOptions, check_store_name
-from store.rows import Flushed, Loaded
-from store.writer import Writer
+from drasnap.store.followers import Followed
+from drasnap.store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
+from drasnap.store.options import StoreOptions, check_store_name
+from drasnap.store.rows import Flushed, Loaded
+from drasnap.store.writer import Writer
+from sqlalchemy import Connection
 
 Key = tuple[str, str]
 _now = time.time

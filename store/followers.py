@@ -10,7 +10,7 @@ reverted the store — and a store reopened mid-fork restores exactly as one nev
 Adding derived state means writing one follower and registering it; no fork, commit or revert
 code changes. A follower builds its initial state from the store, then follows it:
 
->>> from store import ABSENT, MemoryStore
+>>> from drasnap.store import ABSENT, MemoryStore
 >>> class LiveKeys:
 ...     '''The keys of the kinds it follows, kept in step.'''
 ...     def __init__(self, store, kind):
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from store.interface import ABSENT, Follower
+from drasnap.store.interface import ABSENT, Follower
 
 __all__ = ["ABSENT", "Followed", "Follower"]
 

@@ -30,6 +30,15 @@ from enum import StrEnum
 from types import TracebackType
 from typing import Any
 
+from drasnap.store import _sql
+from drasnap.store.codec import decode, encode
+from drasnap.store.errors import (
+    InvalidValueError,
+    JournalError,
+    NotADatabaseError,
+    StoreNotFoundError,
+)
+from drasnap.store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 from sqlalchemy import (
     Connection,
     Engine,
@@ -41,16 +50,6 @@ from sqlalchemy import (
     select,
     text,
 )
-
-from store import _sql
-from store.codec import decode, encode
-from store.errors import (
-    InvalidValueError,
-    JournalError,
-    NotADatabaseError,
-    StoreNotFoundError,
-)
-from store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 
 __all__ = [
     "Fate",
@@ -258,7 +257,7 @@ class Journal:
     Open it with :meth:`Journal.open`; it holds one read-only connection and no lock, so it
     can read while a writer has the store open (it then sees the writer's last checkpoint).
 
-    >>> from store import Store
+    >>> from drasnap.store import Store
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "j.db")
     >>> with Store.open(path) as s:

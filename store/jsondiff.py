@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from store.codec import encode
+from drasnap.store.codec import encode
 
 __all__ = ["MISSING", "FieldChange", "field_diff"]
 

@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
-from store.codec import check_name, check_text, check_value, digest_of
-from store.errors import InvalidValueError
-from store.followers import Followed
-from store.interface import ABSENT, MISS, LayerInfo
+from drasnap.store.codec import check_name, check_text, check_value, digest_of
+from drasnap.store.errors import InvalidValueError
+from drasnap.store.followers import Followed
+from drasnap.store.interface import ABSENT, MISS, LayerInfo
 
 
 class _Patch:

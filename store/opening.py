@@ -18,12 +18,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from drasnap.store import _sql, persist, views
+from drasnap.store.errors import NotADatabaseError, StoreNotFoundError
+from drasnap.store.options import StoreOptions
+from drasnap.store.rows import Loaded
 from sqlalchemy import Connection, Engine
-
-from store import _sql, persist, views
-from store.errors import NotADatabaseError, StoreNotFoundError
-from store.options import StoreOptions
-from store.rows import Loaded
 
 __all__ = ["Connected", "connect", "disconnect", "drop"]
 

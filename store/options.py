@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from store.errors import InvalidValueError
+from drasnap.store.errors import InvalidValueError
 
 __all__ = ["StoreOptions", "check_store_name"]
 

@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from store.cache import LayerStack
-from store.codec import Encoder, digest_after, format_digest
-from store.interface import ABSENT, MISS
-from store.rows import JournalRow, Pending
+from drasnap.store.cache import LayerStack
+from drasnap.store.codec import Encoder, digest_after, format_digest
+from drasnap.store.interface import ABSENT, MISS
+from drasnap.store.rows import JournalRow, Pending
 
 __all__ = ["encoded_changes", "plan"]
 

@@ -18,15 +18,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from drasnap.store import _sql
+from drasnap.store.chain import chain_of
+from drasnap.store.codec import EMPTY_DIGEST, decode, parse_digest
+from drasnap.store.interface import ABSENT, TOMBSTONE
+from drasnap.store.rows import EntryRow, Flushed, Loaded, Pending
+from drasnap.store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 from sqlalchemy import Connection, and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql
-
-from store import _sql
-from store.chain import chain_of
-from store.codec import EMPTY_DIGEST, decode, parse_digest
-from store.interface import ABSENT, TOMBSTONE
-from store.rows import EntryRow, Flushed, Loaded, Pending
-from store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 
 Key = tuple[str, str]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Final
 
-from store.chain import ChainHasher
-from store.codec import (
+from drasnap.store.chain import ChainHasher
+from drasnap.store.codec import (
     DIGEST_MOD,
     EMPTY_DIGEST,
     digest_after,
@@ -28,12 +28,12 @@ from store.codec import (
     format_digest,
     parse_digest,
 )
-from store.durable import Store
-from store.errors import InvalidValueError, StoreNotFoundError
-from store.interface import LayerInfo, VersionedStore
-from store.journal import Journal, JournalError, JournalRecord, OpenLayer
-from store.jsondiff import FieldChange, field_diff
-from store.memory import MemoryStore
+from drasnap.store.durable import Store
+from drasnap.store.errors import InvalidValueError, StoreNotFoundError
+from drasnap.store.interface import LayerInfo, VersionedStore
+from drasnap.store.journal import Journal, JournalError, JournalRecord, OpenLayer
+from drasnap.store.jsondiff import FieldChange, field_diff
+from drasnap.store.memory import MemoryStore
 
 __all__ = [
     "Divergence",

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from store import _sql
-from store.errors import DatabaseError, InvalidValueError, NotADatabaseError, ReadOnlyError
+from drasnap.store import _sql
+from drasnap.store.errors import DatabaseError, InvalidValueError, NotADatabaseError, ReadOnlyError
 
 __all__ = ["QueryResult", "query"]
 

@@ -40,17 +40,15 @@ import signal
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
-from store.errors import DatabaseError
-from store.framing import frame, receive, write_all
+from drasnap.store.errors import DatabaseError
+from drasnap.store.framing import frame, receive, write_all
 
 __all__ = ["Writer"]
 
 _F_SETPIPE_SZ = 1031
 _PIPE_SIZE = 1 << 20
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 _QUEUED_BYTES = 64 << 20  # at most this much waits for the pipe: then the store waits
 _CLOSE_WAIT = 60.0  # seconds for the process to end after "close" before it is killed
 # The process ignores SIGINT and SIGTERM from its first instruction: a signal sent to every
@@ -61,7 +59,7 @@ _BOOT = (
     "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
     "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
     "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); "
-    "import runpy; runpy.run_module('store.writer_process', run_name='__main__')"
+    "import runpy; runpy.run_module('drasnap.store.writer_process', run_name='__main__')"
 )
 
 
@@ -78,8 +76,6 @@ class Writer:
 
     def __init__(self, url: str, name: str, *, sync: str, keep_fds: tuple[int, ...]) -> None:
         self._name = name
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
         # Started with the two signals blocked (a blocked signal stays blocked across exec),
         # so that one sent before its first instruction waits, then is ignored there.
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _IGNORED)
@@ -89,7 +85,6 @@ class Writer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 pass_fds=keep_fds,
-                env=env,
                 start_new_session=True,  # a Ctrl-C in the terminal is the store's to handle
             )
         finally:

@@ -48,16 +48,15 @@ import signal
 import sys
 from typing import Any
 
+from drasnap.store import _sql, persist
+from drasnap.store.cache import FullCache, Layer
+from drasnap.store.chain import ChainHasher
+from drasnap.store.codec import digest_after, format_digest, parse_digest
+from drasnap.store.framing import receive, send
+from drasnap.store.interface import TOMBSTONE
+from drasnap.store.pending import encoded_changes, plan
+from drasnap.store.rows import EntryRow, JournalRow
 from sqlalchemy import Connection, RootTransaction
-
-from store import _sql, persist
-from store.cache import FullCache, Layer
-from store.chain import ChainHasher
-from store.codec import digest_after, format_digest, parse_digest
-from store.framing import receive, send
-from store.interface import TOMBSTONE
-from store.pending import encoded_changes, plan
-from store.rows import EntryRow, JournalRow
 
 _PR_SET_PDEATHSIG = 1
 #: Test hook: "checkpoint:N" makes the Nth checkpoint this process writes fail, "rows:N" the Nth

@@ -44,11 +44,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from drasnap.store import MemoryStore, Store
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import NullPool
-
-from store import MemoryStore, Store
 
 POSTGRES_URL = os.environ.get("DRASNAP_TEST_POSTGRES_URL")
 POSTGRES_SKIP = (
@@ -163,7 +162,7 @@ class Backend:
 
     @property
     def target(self) -> str | Path:
-        return self.url if self.url is not None else self.tmp / "store.db"
+        return self.url if self.url is not None else self.tmp / "drasnap.store.db"
 
     def open(self, **options: Any) -> Any:
         if self.name == "memory":

@@ -7,9 +7,7 @@ import importlib
 import pkgutil
 
 import pytest
-
-import snapshot
-import store
+from drasnap import snapshot, store
 
 MODULES = sorted(
     info.name

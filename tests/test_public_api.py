@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import pkgutil
 from pathlib import Path
 
 import pytest
-
-import snapshot
-import store
+from drasnap import snapshot, store
 
 
 @pytest.mark.parametrize("package", [store, snapshot], ids=["store", "snapshot"])
@@ -23,14 +22,14 @@ def test_every_exported_name_exists_and_is_documented(package: object) -> None:
 
 
 def test_errors_have_one_base_per_package() -> None:
-    for name in store.__all__:
-        obj = getattr(store, name)
-        if inspect.isclass(obj) and issubclass(obj, Exception):
-            assert issubclass(obj, store.StoreError), name
-    for name in snapshot.__all__:
-        obj = getattr(snapshot, name)
-        if inspect.isclass(obj) and issubclass(obj, Exception):
-            assert issubclass(obj, snapshot.SnapshotError), name
+    """Every error (a name ending in Error) has its package's base; the one exception that is
+    no error, a run stopped by a signal, is named so."""
+    for package, base in ((store, store.StoreError), (snapshot, snapshot.SnapshotError)):
+        for name in package.__all__:
+            obj = getattr(package, name)
+            if inspect.isclass(obj) and issubclass(obj, Exception):
+                assert issubclass(obj, base) == name.endswith("Error"), name
+    assert not issubclass(snapshot.RunInterrupted, snapshot.SnapshotError)
 
 
 def test_the_stores_keep_their_contracts(tmp_path: Path) -> None:
@@ -44,13 +43,32 @@ def test_the_stores_keep_their_contracts(tmp_path: Path) -> None:
         assert not isinstance(state, store.VersionedStore)  # a state to read, not to write
 
 
-@pytest.mark.parametrize("package", [store, snapshot], ids=["store", "snapshot"])
-def test_the_package_docstring_names_every_module(package: object) -> None:
-    """The structure written out in the package's docstring matches its files."""
-    doc = package.__doc__ or ""
-    names = {
+PACKAGES = [
+    "drasnap.snapshot",
+    "drasnap.store",
+    "drasnap.tools",
+    *sorted(
         info.name
-        for info in pkgutil.iter_modules(package.__path__)  # type: ignore[attr-defined]
-    }
-    missing = sorted(name for name in names if f"``{name}``" not in doc)
-    assert not missing, f"{package.__name__}'s docstring does not describe {missing}"
+        for root in (store, snapshot)
+        for info in pkgutil.walk_packages(root.__path__, f"{root.__name__}.")
+        if info.ispkg
+    ),
+]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_each_package_says_what_it_holds_and_what_it_never_imports(name: str) -> None:
+    doc = importlib.import_module(name).__doc__ or ""
+    assert len(doc.split()) >= 15, f"{name} has no docstring saying what it holds"
+    assert "never" in doc or name == "drasnap.tools", (
+        f"{name}'s docstring: what must it never import?"
+    )
+
+
+@pytest.mark.parametrize("package", [store, snapshot], ids=["store", "snapshot"])
+def test_the_public_names_are_sorted_and_each_exists(package: object) -> None:
+    """Each name of the package's stub (``__init__.pyi``) is loaded from the module it names."""
+    names = list(package.__all__)  # type: ignore[attr-defined]
+    assert names == sorted(names)
+    for name in names:
+        assert getattr(package, name) is not None, name

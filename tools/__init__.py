@@ -1,1 +1,4 @@
-"""The ``drasnap`` command line: thin commands over ``snapshot`` and ``store``."""
+"""The ``drasnap`` command line: thin commands over ``snapshot``, ``snapshot.simulation`` and
+``store``: parse, call the library, print. Each command imports the library where it runs, so
+``--help`` and usage errors answer at once.
+"""

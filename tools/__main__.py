@@ -1,5 +1,5 @@
 """``python -m tools`` runs the ``drasnap`` command line."""
 
-from tools.entry import main
+from drasnap.tools.entry import main
 
 main()

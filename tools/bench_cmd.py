@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-
-from tools.bench import report, snapshot_bench, store_bench
-from tools.bench.backends import BACKENDS
-from tools.bench.sizes import WORKLOAD as SIZES_WORKLOAD
-from tools.bench.sizes import run_sizes
-from tools.bench.suite import SCENARIO_WORKLOADS, Row, run_scaling, run_scenarios
-from tools.bench.timing import machine, set_scale
-from tools.scenarios.base import ScenarioError
+from drasnap.snapshot import ScenarioError
+from drasnap.tools.bench import report, snapshot_bench, store_bench
+from drasnap.tools.bench.backends import BACKENDS
+from drasnap.tools.bench.sizes import WORKLOAD as SIZES_WORKLOAD
+from drasnap.tools.bench.sizes import run_sizes
+from drasnap.tools.bench.suite import SCENARIO_WORKLOADS, Row, run_scaling, run_scenarios
+from drasnap.tools.bench.timing import machine, set_scale
 
 WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling", SIZES_WORKLOAD)
 # Run only when named: at full size it simulates clusters of up to 12,800 nodes per backend.

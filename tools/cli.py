@@ -11,20 +11,19 @@ import socket
 from typing import Any
 
 import click
-
-from snapshot import SnapshotError
-from store import StoreError, StoreLockedError
-from tools.bench_cmd import bench
-from tools.demo_cmd import demo
-from tools.diff_cmd import diff_cmd
-from tools.errors import CommandError
-from tools.explain_cmd import explain_cmd
-from tools.history_cmd import history_cmd
-from tools.inspect_cmd import inspect_cmd
-from tools.query_cmd import query
-from tools.replay_cmd import replay_cmd
-from tools.runs_cmd import drop_cmd, runs_cmd
-from tools.simulate_cmd import simulate
+from drasnap.snapshot import SnapshotError
+from drasnap.store import StoreError, StoreLockedError
+from drasnap.tools.bench_cmd import bench
+from drasnap.tools.demo_cmd import demo
+from drasnap.tools.diff_cmd import diff_cmd
+from drasnap.tools.errors import CommandError
+from drasnap.tools.explain_cmd import explain_cmd
+from drasnap.tools.history_cmd import history_cmd
+from drasnap.tools.inspect_cmd import inspect_cmd
+from drasnap.tools.query_cmd import query
+from drasnap.tools.replay_cmd import replay_cmd
+from drasnap.tools.runs_cmd import drop_cmd, runs_cmd
+from drasnap.tools.simulate_cmd import simulate
 
 
 def locked_message(exc: StoreLockedError) -> str:

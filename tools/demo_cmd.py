@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
-from store import Store
+from drasnap.store import Store
 
 
 @click.command()

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import click
-
-from store import MISSING, FieldChange, StateDiff, diff
-from tools.options import database, json_option, name_option, store_to_read
-from tools.output import echo_json
+from drasnap.store import MISSING, FieldChange, StateDiff, diff
+from drasnap.tools.options import database, json_option, name_option, store_to_read
+from drasnap.tools.output import echo_json
 
 
 def _field_json(f: FieldChange) -> dict[str, Any]:

@@ -19,6 +19,6 @@ def _quit(number: int, _frame: FrameType | None) -> None:
 def main() -> None:
     signal.signal(signal.SIGINT, _quit)
     signal.signal(signal.SIGTERM, _quit)
-    from tools.cli import main as cli_main
+    from drasnap.tools.cli import main as cli_main
 
     cli_main()

@@ -1,6 +1,6 @@
 """``drasnap explain``: why a run left a pod unplaced, in the scheduler's words.
 
-Reads the ``PodFailure`` record a run wrote (``snapshot.pod_failures``): as stored (the last
+Reads the ``PodFailure`` record a run wrote (``snapshot.history.pod_failures``): as stored (the last
 checkpoint), or as of seq ``--at`` (replayed from the journal, so an answer later replaced or
 removed can still be read). Prints kube-scheduler's ``0/N nodes are available: ...`` message,
 the reasons with how many nodes gave each, why a new node of each node group would not take the
@@ -13,14 +13,11 @@ from collections import Counter
 from typing import Any
 
 import click
-
-from snapshot.kinds import POD_KIND
-from snapshot.pod_failures import POD_FAILURE_KIND, PodFailure
-from snapshot.scheduling import NodeResult
-from store import open_state
-from tools.errors import CommandError
-from tools.options import database, json_option, name_option, store_to_read
-from tools.output import echo_json
+from drasnap.snapshot import POD_FAILURE_KIND, POD_KIND, NodeResult, PodFailure
+from drasnap.store import open_state
+from drasnap.tools.errors import CommandError
+from drasnap.tools.options import database, json_option, name_option, store_to_read
+from drasnap.tools.output import echo_json
 
 
 def _refusal(result: NodeResult | None) -> str:

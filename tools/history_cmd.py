@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import click
-
-from snapshot.allocation_history import FATES, AllocationEvent, allocation_history, parse_device
-from snapshot.kinds import CLAIM_KIND
-from store import Journal
-from tools.errors import CommandError
-from tools.options import database, json_option, name_option, store_to_read
-from tools.output import TABLE_WIDTH, clock, echo_json, iso, render_table
+from drasnap.snapshot import (
+    CLAIM_KIND,
+    FATES,
+    AllocationEvent,
+    allocation_history,
+    parse_device,
+)
+from drasnap.store import Journal
+from drasnap.tools.errors import CommandError
+from drasnap.tools.options import database, json_option, name_option, store_to_read
+from drasnap.tools.output import TABLE_WIDTH, clock, echo_json, iso, render_table
 
 
 def event_json(e: AllocationEvent) -> dict[str, Any]:

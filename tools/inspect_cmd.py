@@ -6,15 +6,12 @@ import json as jsonlib
 from typing import Any
 
 import click
-
-from snapshot.allocation_history import ClaimSummary, summarize_claims
-from snapshot.kinds import CLAIM_KIND
-from store import State, open_state
-from tools.errors import CommandError
-from tools.options import database, json_option, name_option, store_to_read
-from tools.output import echo_json, iso, render_table
-from tools.scenarios import autoscale
-from tools.scenarios.base import PLAN_KEY, RUN_KEY, SIM_KIND
+from drasnap.snapshot import CLAIM_KIND, ClaimSummary, summarize_claims
+from drasnap.snapshot.simulation import autoscale_decisions
+from drasnap.store import State, open_state
+from drasnap.tools.errors import CommandError
+from drasnap.tools.options import database, json_option, name_option, store_to_read
+from drasnap.tools.output import echo_json, iso, render_table
 
 
 def _claim_json(c: ClaimSummary) -> dict[str, Any]:
@@ -27,19 +24,6 @@ def _claim_json(c: ClaimSummary) -> dict[str, Any]:
             for d in c.devices
         ],
         "reserved_for": list(c.reserved_for),
-    }
-
-
-def _autoscale(state: State) -> dict[str, Any] | None:
-    """An autoscale run's decisions so far, or None for other stores."""
-    plan = state.get(SIM_KIND, PLAN_KEY)
-    run = state.get(SIM_KIND, RUN_KEY)
-    if not plan or not run or (plan.get("settings") or {}).get("scenario") != "autoscale":
-        return None
-    return {
-        "step": run.get("step"),
-        "steps": autoscale.steps(plan),
-        **autoscale.decisions(state, plan),
     }
 
 
@@ -79,7 +63,7 @@ def _gather(state: State, kind: str | None, key: str | None) -> dict[str, Any]:
             for ly in state.layers
         ],
         "counts": counts,
-        "autoscale": _autoscale(state),
+        "autoscale": autoscale_decisions(state),
         "claims": [_claim_json(c) for c in claims],
         "objects": objects,
     }

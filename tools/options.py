@@ -3,7 +3,8 @@
 - the database: an optional ``DB`` argument or ``--db`` (the same on every command; both at
   once must agree), ``./drasnap-sim.db`` when neither is given;
 - ``--name``: the named store (a run) inside it; when a read command is given none, the
-  database's newest run is read (:func:`tools.runs.choose_store` says which, on stderr);
+  database's newest run is read (:func:`snapshot.simulation.runs.choose_store` says which, on
+  stderr);
 - ``--json``: one JSON document on stdout instead of a table.
 """
 
@@ -57,7 +58,9 @@ json_option = click.option(
 def store_to_read(db: str | None, name: str | None) -> tuple[str, str]:
     """The database and run a read command reads: as given, else ``./drasnap-sim.db`` and its
     newest run (said on stderr when the database holds several)."""
-    from tools.runs import choose_store  # (runs reads the scenarios' records: import late)
+    from drasnap.snapshot.simulation import (
+        choose_store,  # (runs reads the scenarios' records: import late)
+    )
 
     db = db if db is not None else DEFAULT_DB
     name, note = choose_store(db, name)

@@ -13,9 +13,6 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-Report = Callable[[float, int, str], None]
-"""``report(done, total, detail)``: ``done`` steps of ``total`` (fractions within a step)."""
-
 _REDRAW = 0.1  # seconds between redraws of the bar
 _BAR = 24
 
@@ -30,7 +27,7 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """A :data:`Report` that draws on ``stream``; ``close()`` ends the bar's line."""
+    """A ``snapshot.simulation.Report`` drawn on ``stream``; ``close()`` ends the bar's line."""
 
     def __init__(
         self,

@@ -5,10 +5,9 @@ from __future__ import annotations
 import csv
 
 import click
-
-from store import query as run_query
-from tools.options import DEFAULT_DB, resolve_db
-from tools.output import cell, echo_json, render_table
+from drasnap.store import query as run_query
+from drasnap.tools.options import DEFAULT_DB, resolve_db
+from drasnap.tools.output import cell, echo_json, render_table
 
 
 @click.command()

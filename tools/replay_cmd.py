@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
-from store import ReplayReport, replay
-from tools.options import database, json_option, name_option, store_to_read
-from tools.output import echo_json
+from drasnap.store import ReplayReport, replay
+from drasnap.tools.options import database, json_option, name_option, store_to_read
+from drasnap.tools.output import echo_json
 
 
 def report_json(report: ReplayReport) -> dict[str, object]:

@@ -6,12 +6,11 @@ from dataclasses import asdict
 from typing import Any
 
 import click
-
-from store import Store
-from tools.errors import CommandError
-from tools.options import DEFAULT_DB, database, json_option
-from tools.output import echo_json, iso, render_table
-from tools.runs import RunInfo, find_run, list_runs
+from drasnap.snapshot.simulation import RunInfo, find_run, list_runs
+from drasnap.store import Store
+from drasnap.tools.errors import CommandError
+from drasnap.tools.options import DEFAULT_DB, database, json_option
+from drasnap.tools.output import echo_json, iso, render_table
 
 
 def _run_json(run: RunInfo) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """``drasnap simulate``: run a scale-up, scale-down or autoscale scenario into a store,
 crash-safe.
 
-Each run is a named store of the database (:mod:`tools.runs`). Everything that can be checked
-is checked before the database is opened (settings and their limits, manifests, how they fit
-together), so a mistake in the input never leaves anything behind. Signals: the first SIGINT
+Each run is a named store of the database, started, continued or reported by
+:class:`snapshot.simulation.RunSession`, which checks everything that can be checked before the
+database is opened (settings and their limits, manifests, how they fit together), so a mistake
+in the input never leaves anything behind. Signals: the first SIGINT
 (Ctrl-C) or SIGTERM lets the run finish its step, checkpoint and stop (exit 130 or 143) with the
 command that continues it; a second one stops at once, keeping only the last checkpoint.
 """
@@ -21,21 +22,25 @@ from types import FrameType
 from typing import Any
 
 import click
+from drasnap.snapshot import (
+    FeatureGateError,
+    RunInterrupted,
+    ScenarioError,
+    parse_feature_gates,
+    resolve_feature_gates,
+)
+from drasnap.snapshot.simulation import (
+    DEVICES,
+    LIMITS,
+    RunSession,
+    Settings,
+    files_digest,
+    source_digest,
+)
+from drasnap.tools.options import DEFAULT_DB, database, json_option
+from drasnap.tools.progress import Progress
 
-from snapshot import FeatureGateError, parse_feature_gates, resolve_feature_gates
-from snapshot.cluster import ClusterSnapshot
-from store import Store, StoreLockedError
-from tools.errors import RunInterrupted, ScenarioError
-from tools.options import DEFAULT_DB, database, json_option
-from tools.progress import Progress
-from tools.runs import find_run, fresh_name, newest_unfinished
-from tools.scenarios.autoscale_config import files_digest
-from tools.scenarios.base import DEVICES, LIMITS, Settings
-from tools.scenarios.inputs import Cluster, source_digest
-from tools.scenarios.runner import prepare
-from tools.scenarios.runner import simulate as run_simulation
-
-_NAME_ATTEMPTS = 50  # fresh names tried when other processes take them at the same moment
+DEFAULT_CHECKPOINT_EVERY = 2.0
 MAX_CHECKPOINT_EVERY = 86_400.0
 
 
@@ -202,7 +207,7 @@ _LIMITS_HELP = ", ".join(
 @click.option(
     "--checkpoint-every",
     type=float,
-    default=2.0,
+    default=DEFAULT_CHECKPOINT_EVERY,
     show_default=True,
     callback=_checkpoint_every,
     help="Seconds of work between checkpoints (taken only between steps; 0: every step).",
@@ -306,118 +311,60 @@ def simulate(
     settings.check()
     given_db = db is not None
     db = db if db is not None else DEFAULT_DB
-    built: list[Cluster] = []
-
-    def start() -> Cluster:
-        if not built:
-            built.append(prepare(settings, strict=strict))  # every input error before the database
-            for note in built[0].notes:
-                click.echo(f"note: {note}", err=True)
-        return built[0]
-
-    fresh = name is None and not resume
-    if name is None and resume:
-        unfinished = newest_unfinished(db)
-        if unfinished is None:
-            raise ScenarioError(
-                f"nothing to resume: {db} holds no unfinished run (give --name to start or "
-                "continue a named run; drasnap runs lists them)"
-            )
-        name = unfinished.name
-        click.echo(f"Resuming run {name!r}, the newest unfinished one", err=True)
-    if fresh:
-        start()
-        name = fresh_name(db, scenario)
-    else:
-        assert name is not None
-        existing = find_run(db, name)
-        if existing is None or existing.status == "empty":
-            start()
+    session = RunSession(
+        db,
+        settings,
+        name=name,
+        resume=resume,
+        strict=strict,
+        checkpoint_every=checkpoint_every,
+        note=lambda text: click.echo(f"note: {text}", err=True),
+    )
+    if session.chose_unfinished:
+        click.echo(f"Resuming run {session.name!r}, the newest unfinished one", err=True)
     if not given_db:  # (said once the input is known to be good: an error stays one line)
         click.echo(f"Using {Path(db).resolve()} (give DB to choose)", err=True)
-    store = _open_run(db, name, settings, checkpoint_every, fresh=fresh)
-    name = store_name = store.name
-    where = f"run {store_name!r} in {db}"
-    progress = Progress(store_name)
-    cluster = ClusterSnapshot(store, features=settings.feature_gates)
-    saved = False
-    try:
-        with _stop_on_signals(lambda: _resume_command(ctx, db, store_name)) as stop:
-            outcome = run_simulation(
-                cluster, settings, start, resume=resume, where=where, report=progress, stop=stop
+
+    def resume_command() -> str:
+        return _resume_command(settings, db, session.name, checkpoint_every)
+
+    with session:
+        progress = Progress(session.name)
+        try:
+            with _stop_on_signals(resume_command) as stop:
+                outcome = session.run(report=progress, stop=stop)
+        except RunInterrupted as interrupted:
+            progress.close()
+            click.echo(
+                f"Stopped after step {interrupted.step} of {interrupted.total}, saved. "
+                f"Continue with:\n  {resume_command()}",
+                err=True,
             )
-        saved = True
-    except RunInterrupted as interrupted:
-        saved = True
-        progress.close()
-        click.echo(
-            f"Stopped after step {interrupted.step} of {interrupted.total}, saved. Continue with:"
-            f"\n  {_resume_command(ctx, db, store_name)}",
-            err=True,
-        )
-        ctx.exit(128 + interrupted.signal_number)
-    except _Abort as abort:
-        progress.close()
-        click.echo(
-            "Stopped at once; the run continues from its last checkpoint with:\n"
-            f"  {_resume_command(ctx, db, store_name)}",
-            err=True,
-        )
-        ctx.exit(128 + abort.signal_number)
-    finally:
-        progress.close()
-        # Midway through a step the state is between two safe points: keep the last one.
-        store.close(checkpoint=saved)
+            ctx.exit(128 + interrupted.signal_number)
+        except _Abort as abort:
+            progress.close()
+            click.echo(
+                "Stopped at once; the run continues from its last checkpoint with:\n"
+                f"  {resume_command()}",
+                err=True,
+            )
+            ctx.exit(128 + abort.signal_number)
+        finally:
+            progress.close()
     data = outcome.as_json()
-    data["name"] = store_name
+    data["name"] = session.name
     if not as_json and scenario == "autoscale":
         _autoscale_summary(data)
     _report(data, as_json)
-    _hints(db, store_name)
+    _hints(db, session.name)
 
 
-def _open_run(db: str, name: str, settings: Settings, every: float, *, fresh: bool) -> Store:
-    """Open the run's store for writing; a fresh name taken meanwhile moves on to the next."""
-    for _ in range(_NAME_ATTEMPTS):
-        try:
-            # The journal and checkpoints are written by a process of their own on a SQLite
-            # file (store.writer): the simulation does not wait for them.
-            store = Store.open(
-                db,
-                name=name,
-                auto_checkpoint=False,
-                checkpoint_interval=every,
-                write_behind="auto",
-            )
-        except StoreLockedError:
-            if not fresh:
-                raise
-        else:
-            if not fresh or store.count("Simulation") == 0:
-                return store
-            store.close()
-        name = fresh_name(db, settings.scenario)
-    raise ScenarioError(f"could not find a free run name in {db}; give --name")
-
-
-def _resume_command(ctx: click.Context, db: str, name: str) -> str:
+def _resume_command(settings: Settings, db: str, name: str, checkpoint_every: float) -> str:
     """The command line that continues this run."""
-    words = ["drasnap", "simulate", ctx.params["scenario"], db, "--name", name]
-    for param in ctx.command.params:
-        if param.name in ("scenario", "db", "db_option", "name", "resume", "as_json", "strict"):
-            continue
-        value = ctx.params.get(param.name or "")
-        if param.name == "feature_gates":
-            defaults = resolve_feature_gates()
-            changed = [
-                f"{k}={str(v).lower()}" for k, v in (value or {}).items() if defaults[k] != v
-            ]
-            if changed:
-                words += [param.opts[0], ",".join(changed)]
-            continue
-        if value is None or value == param.default or isinstance(param, click.Argument):
-            continue
-        words += [param.opts[0], str(value)]
+    words = ["drasnap", "simulate", settings.scenario, db, "--name", name]
+    words += settings.as_options()
+    if checkpoint_every != DEFAULT_CHECKPOINT_EVERY:
+        words += ["--checkpoint-every", str(checkpoint_every)]
     words.append("--resume")
     return shlex.join(words)
 

@@ -105,7 +105,7 @@ FROM stores AS s
 
 
 def _0002() -> object:
-    return importlib.import_module("migrations.versions.0002_views")
+    return importlib.import_module("drasnap.migrations.versions.0002_views")
 
 
 def _run(sql: str) -> None:

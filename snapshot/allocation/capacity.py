@@ -24,8 +24,8 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
-from snapshot.allocation.pools import Device, parse_quantity
-from snapshot.errors import AllocationError
+from drasnap.snapshot.allocation.pools import Device, parse_quantity
+from drasnap.snapshot.errors import AllocationError
 
 __all__ = [
     "Amount",

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from snapshot.allocation.pools import Device
+from drasnap.snapshot.allocation.pools import Device
 
 __all__ = ["Constraint", "DistinctAttribute", "MatchAttribute", "lookup_attribute"]
 

@@ -10,7 +10,7 @@ models and fails when a field is missing here, so a new API field is never silen
   class that drasnap does not implement (newer than Kubernetes 1.36, or alpha and not
   implemented), fields unknown to the API, and requests that use a feature its gate turns off
   (upstream's errors, found before any allocation). The CLI calls them before it writes
-  anything; `snapshot.allocator.allocate` calls them on what it allocates.
+  anything; `snapshot.allocation.allocator.allocate` calls them on what it allocates.
 - `snapshot.allocation.ignored.ignored_fields`: fields that are valid but that Kubernetes
   ignores under the given gates: worth a warning.
 """
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from snapshot.errors import AllocationError
-from snapshot.features import AllocatorFeatures, allocator_features
+from drasnap.snapshot.errors import AllocationError
+from drasnap.snapshot.k8s.features import AllocatorFeatures, allocator_features
 
 __all__ = [
     "FIELDS",
@@ -481,7 +481,7 @@ def check_object(obj: Mapping[str, Any], kind: str) -> None:
     """What the allocator checks on each object it reads: no refused field is set.
 
     Cheaper than `check_supported`: it looks only where a refused field can be, and leaves
-    unknown fields to `snapshot.objects.validate` at the edge and to the up-front check.
+    unknown fields to `snapshot.k8s.objects.validate` at the edge and to the up-front check.
 
     Raises:
         AllocationError: as `check_supported`.

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from snapshot.allocation.fields import ROOTS, kind_of, label
-from snapshot.features import allocator_features
+from drasnap.snapshot.allocation.fields import ROOTS, kind_of, label
+from drasnap.snapshot.k8s.features import allocator_features
 
 __all__ = ["ignored_fields"]
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from snapshot.allocation.fields import check_object
-from snapshot.cel import DeviceActivation, device_activation
-from snapshot.claims import DeviceID
-from snapshot.errors import AllocationError, ObjectValidationError
-from snapshot.node_selectors import node_selector_matches
-from snapshot.quantity import Quantity
+from drasnap.snapshot.allocation.fields import check_object
+from drasnap.snapshot.cel.engine import DeviceActivation, device_activation
+from drasnap.snapshot.errors import AllocationError, ObjectValidationError
+from drasnap.snapshot.k8s.claims import DeviceID
+from drasnap.snapshot.k8s.node_selectors import node_selector_matches
+from drasnap.snapshot.k8s.quantity import Quantity
 
 __all__ = [
     "Device",

@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from snapshot.allocation.capacity import Amount, parse_requests
-from snapshot.allocation.constraints import Constraint, DistinctAttribute, MatchAttribute
-from snapshot.allocation.fields import check_object_once
-from snapshot.allocation.pools import Device
-from snapshot.errors import AllocationError
-from snapshot.features import AllocatorFeatures
-from snapshot.kinds import klog_kobj
+from drasnap.snapshot.allocation.capacity import Amount, parse_requests
+from drasnap.snapshot.allocation.constraints import Constraint, DistinctAttribute, MatchAttribute
+from drasnap.snapshot.allocation.fields import check_object_once
+from drasnap.snapshot.allocation.pools import Device
+from drasnap.snapshot.errors import AllocationError
+from drasnap.snapshot.k8s.features import AllocatorFeatures
+from drasnap.snapshot.k8s.kinds import klog_kobj
 
 __all__ = [
     "MAX_DEVICES_PER_CLAIM",

@@ -25,8 +25,8 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from snapshot.allocation.search import Search
-from snapshot.errors import AllocationError
+from drasnap.snapshot.allocation.search import Search
+from drasnap.snapshot.errors import AllocationError
 
 __all__ = ["allocation_result"]
 

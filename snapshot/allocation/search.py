@@ -35,15 +35,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from snapshot import cel
-from snapshot.allocation import capacity as cap
-from snapshot.allocation.pools import Device, Pool, device_node_matches
-from snapshot.allocation.requests import MAX_DEVICES_PER_CLAIM, ClaimPlan, Request
-from snapshot.allocation.state import AllocatedState
-from snapshot.claims import DeviceID
-from snapshot.errors import AllocationError
-from snapshot.features import AllocatorFeatures
-from snapshot.kinds import klog_kobj
+from drasnap.snapshot import cel
+from drasnap.snapshot.allocation import capacity as cap
+from drasnap.snapshot.allocation.pools import Device, Pool, device_node_matches
+from drasnap.snapshot.allocation.requests import MAX_DEVICES_PER_CLAIM, ClaimPlan, Request
+from drasnap.snapshot.allocation.state import AllocatedState
+from drasnap.snapshot.errors import AllocationError
+from drasnap.snapshot.k8s.claims import DeviceID
+from drasnap.snapshot.k8s.features import AllocatorFeatures
+from drasnap.snapshot.k8s.kinds import klog_kobj
 
 __all__ = ["Pick", "Search"]
 

@@ -20,8 +20,8 @@ from collections.abc import Set as AbstractSet
 from fractions import Fraction
 from typing import Any
 
-from snapshot.allocation.pools import parse_quantity
-from snapshot.claims import DeviceID
+from drasnap.snapshot.allocation.pools import parse_quantity
+from drasnap.snapshot.k8s.claims import DeviceID
 
 __all__ = ["AllocatedState", "allocated_state"]
 

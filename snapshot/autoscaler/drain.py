@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from snapshot.kinds import key_of, namespace_or_default
-from snapshot.objects import KubeObject, name_of
+from drasnap.snapshot.k8s.kinds import key_of, namespace_or_default
+from drasnap.snapshot.k8s.objects import KubeObject, name_of
 
 __all__ = ["Drain", "drain"]
 

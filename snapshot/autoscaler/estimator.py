@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 from math import ceil
 
 import orjson
-
-from snapshot.cluster import ClusterSnapshot
-from snapshot.kinds import key_of
-from snapshot.objects import KubeObject, name_of
-from snapshot.pods import node_allocatable
-from snapshot.quantity import Quantity
+from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
+from drasnap.snapshot.controllers.claim_templates import node_allocatable
+from drasnap.snapshot.k8s.kinds import key_of
+from drasnap.snapshot.k8s.objects import KubeObject, name_of
+from drasnap.snapshot.k8s.quantity import Quantity
 
 __all__ = ["Estimate", "container_requests", "equivalence_groups", "estimate", "order_groups"]
 

@@ -21,10 +21,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from snapshot.autoscaler.estimator import container_requests
-from snapshot.objects import KubeObject
-from snapshot.pods import node_allocatable
-from snapshot.quantity import Quantity
+from drasnap.snapshot.autoscaler.estimator import container_requests
+from drasnap.snapshot.controllers.claim_templates import node_allocatable
+from drasnap.snapshot.k8s.objects import KubeObject
+from drasnap.snapshot.k8s.quantity import Quantity
 
 __all__ = ["EXPANDERS", "Option", "choose", "waste"]
 

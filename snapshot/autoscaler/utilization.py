@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from math import ceil
 from typing import Any
 
-from snapshot.cluster import ClusterSnapshot
-from snapshot.kinds import key_of
-from snapshot.objects import KubeObject
-from snapshot.pods import node_allocatable, pod_requests
-from snapshot.quantity import Quantity
+from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
+from drasnap.snapshot.controllers.claim_templates import node_allocatable, pod_requests
+from drasnap.snapshot.k8s.kinds import key_of
+from drasnap.snapshot.k8s.objects import KubeObject
+from drasnap.snapshot.k8s.quantity import Quantity
 
 __all__ = ["Utilization", "UtilizationError", "node_utilization", "pool_utilization"]
 

@@ -1,5 +1,8 @@
 """kube-scheduler's Filter plugins as a library: which nodes a pod fits, and why not.
 
+It never imports the cluster snapshot (it sees nodes and pods through ``view``'s protocol) or
+``store``.
+
 Implemented (1.36 semantics, each in ``plugins/``; exact upstream reason texts):
 NodeUnschedulable (``spec.unschedulable``, the unschedulable-taint toleration), NodeName
 (``spec.nodeName``), TaintToleration (NoSchedule/NoExecute taints; ``Equal``/``Exists``
@@ -22,19 +25,25 @@ declared features, resource names the scheduler ignores, malformed node affinity
 namespace selectors on unknown namespace labels.
 
 Differences from kube-scheduler, on purpose: a node without ``status.allocatable`` offers its
-``status.capacity`` (and 110 pods when it states none), as ``snapshot.pods`` reads nodes;
-scalar resources are checked in name order, not Go's random map order; the
-``preemption: ...`` part of the FailedScheduling message is never added (the
-cluster-autoscaler does not preempt).
+``status.capacity`` (and 110 pods when it states none); scalar resources are checked in name
+order, not Go's random map order; the ``preemption: ...`` part of the FailedScheduling
+message is never added (the cluster-autoscaler does not preempt).
 
 Use: ``cycle = PodCycle(default_plugins(...), pod, cluster)`` once per pod and cluster state;
 ``cycle.first_fit(names)`` or ``cycle.filter(name)`` per node; ``cycle.fit_error()`` for the
 ``0/N nodes are available: ...`` answer, whose ``to_json`` goes to the journal.
 """
 
-from snapshot.scheduling.fit_error import NO_NODES_MESSAGE, FitError, NodeResult
-from snapshot.scheduling.framework import SKIP, FilterPlugin, PodCycle, Proceed, Reject, Skip
-from snapshot.scheduling.plugins import (
+from drasnap.snapshot.scheduling.fit_error import NO_NODES_MESSAGE, FitError, NodeResult
+from drasnap.snapshot.scheduling.framework import (
+    SKIP,
+    FilterPlugin,
+    PodCycle,
+    Proceed,
+    Reject,
+    Skip,
+)
+from drasnap.snapshot.scheduling.plugins import (
     DynamicResources,
     InterPodAffinity,
     NodeAffinity,
@@ -46,21 +55,24 @@ from snapshot.scheduling.plugins import (
     TaintToleration,
     default_plugins,
 )
-from snapshot.scheduling.plugins.dynamic_resources import (
+from drasnap.snapshot.scheduling.plugins.dynamic_resources import (
     CANNOT_ALLOCATE_ALL_CLAIMS,
     CLAIM_IN_USE,
     CLAIM_NOT_AVAILABLE_ON_NODE,
     DraBackend,
 )
-from snapshot.scheduling.plugins.node_resources_fit import Fit, dra_extended_resource_classes
-from snapshot.scheduling.pod_requests import (
+from drasnap.snapshot.scheduling.plugins.node_resources_fit import (
+    Fit,
+    dra_extended_resource_classes,
+)
+from drasnap.snapshot.scheduling.pod_requests import (
     ExtendedResourceRequest,
     compute_pod_requests,
     extended_resource_requests,
 )
-from snapshot.scheduling.resources import Requests, node_allocatable_requests
-from snapshot.scheduling.unsupported import pod_warnings
-from snapshot.scheduling.view import (
+from drasnap.snapshot.scheduling.resources import Requests, node_allocatable_requests
+from drasnap.snapshot.scheduling.unsupported import pod_warnings
+from drasnap.snapshot.scheduling.view import (
     NAMESPACE_NAME_LABEL,
     ClusterView,
     NodeFacts,

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from snapshot.errors import ObjectValidationError
+from drasnap.snapshot.errors import ObjectValidationError
 
 __all__ = ["NO_NODES_MESSAGE", "FitError", "NodeResult"]
 

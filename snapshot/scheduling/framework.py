@@ -26,10 +26,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from snapshot.errors import NotFoundError, SchedulingError
-from snapshot.objects import KubeObject
-from snapshot.scheduling.fit_error import FitError, NodeResult
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, node_facts, pod_facts
+from drasnap.snapshot.errors import NotFoundError, SchedulingError
+from drasnap.snapshot.k8s.objects import KubeObject
+from drasnap.snapshot.scheduling.fit_error import FitError, NodeResult
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, node_facts, pod_facts
 
 __all__ = ["SKIP", "FilterPlugin", "PodCycle", "Proceed", "Reject", "Skip"]
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from snapshot.errors import AllocationError, ObjectValidationError
-from snapshot.node_selectors import node_selector_matches
+from drasnap.snapshot.errors import AllocationError, ObjectValidationError
+from drasnap.snapshot.k8s.node_selectors import node_selector_matches
 
 __all__ = [
     "EVERYTHING",

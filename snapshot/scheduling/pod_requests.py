@@ -35,7 +35,13 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from snapshot.scheduling.resources import CPU, MEMORY, Requests, quantity_of, requests_from_list
+from drasnap.snapshot.scheduling.resources import (
+    CPU,
+    MEMORY,
+    Requests,
+    quantity_of,
+    requests_from_list,
+)
 
 __all__ = [
     "ExtendedResourceRequest",

@@ -24,7 +24,7 @@ from math import ceil
 from types import MappingProxyType
 from typing import Any, Final
 
-from snapshot.quantity import Quantity
+from drasnap.snapshot.k8s.quantity import Quantity
 
 __all__ = [
     "CPU",
@@ -46,7 +46,7 @@ EPHEMERAL_STORAGE: Final = "ephemeral-storage"
 PODS: Final = "pods"
 DEFAULT_MAX_PODS: Final = 110
 """The kubelet's default ``maxPods``: the pod count of a node that reports none (as
-``snapshot.pods.node_allocatable`` assumes too)."""
+``snapshot.controllers.claim_templates.node_allocatable`` assumes too)."""
 
 _NO_SCALARS: Mapping[str, int] = MappingProxyType({})
 # k8s.io/apimachinery/pkg/util/validation.IsQualifiedName: an optional DNS-1123 subdomain
@@ -93,7 +93,7 @@ def quantity_of(text: str) -> Fraction:
 
 
 def _value(name: str, value: Fraction) -> int:
-    # Go's MilliValue/Value round up, the way snapshot.pods converts too.
+    # Go's MilliValue/Value round up, the way snapshot.controllers.claim_templates converts too.
     return ceil(value * 1000) if name == CPU else ceil(value)
 
 
@@ -187,7 +187,7 @@ def node_allocatable_requests(node: Mapping[str, Any]) -> Requests:
     """What a node offers: ``status.allocatable`` (``status.capacity`` when absent).
 
     ``pods`` is the allowed pod count (110, the kubelet's default, when the node reports none),
-    as ``snapshot.pods.node_allocatable`` reads it.
+    as ``snapshot.controllers.claim_templates.node_allocatable`` reads it.
     """
     status = node.get("status") or {}
     alloc = status.get("allocatable") or status.get("capacity") or {}

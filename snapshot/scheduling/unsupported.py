@@ -30,16 +30,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from snapshot.kinds import namespace_or_default
-from snapshot.scheduling.matchers import term_error
-from snapshot.scheduling.resources import (
+from drasnap.snapshot.k8s.kinds import namespace_or_default
+from drasnap.snapshot.scheduling.matchers import term_error
+from drasnap.snapshot.scheduling.resources import (
     CPU,
     EPHEMERAL_STORAGE,
     MEMORY,
     PODS,
     is_scalar_resource_name,
 )
-from snapshot.scheduling.view import NAMESPACE_NAME_LABEL
+from drasnap.snapshot.scheduling.view import NAMESPACE_NAME_LABEL
 
 __all__ = ["pod_warnings"]
 

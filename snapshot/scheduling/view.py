@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar
 
-from snapshot.kinds import namespace_or_default
-from snapshot.objects import KubeObject
-from snapshot.scheduling.matchers import NO_SCHEDULE_EFFECTS, Taint
-from snapshot.scheduling.pod_requests import compute_pod_requests, status_counts
-from snapshot.scheduling.resources import Requests, node_allocatable_requests
+from drasnap.snapshot.k8s.kinds import namespace_or_default
+from drasnap.snapshot.k8s.objects import KubeObject
+from drasnap.snapshot.scheduling.matchers import NO_SCHEDULE_EFFECTS, Taint
+from drasnap.snapshot.scheduling.pod_requests import compute_pod_requests, status_counts
+from drasnap.snapshot.scheduling.resources import Requests, node_allocatable_requests
 
 __all__ = [
     "NAMESPACE_NAME_LABEL",

@@ -1,6 +1,8 @@
 """Validation of Kubernetes and DRA objects from outside, as the API server would accept them.
 
-Objects stay wire-format dicts (:mod:`snapshot.objects`); the official client models
+It never imports ``store``, the allocator or the snapshots: objects in, errors out.
+
+Objects stay wire-format dicts (:mod:`snapshot.k8s.objects`); the official client models
 (``kubernetes`` 37, pydantic v2) are used here only, to check what enters, and by
 :func:`as_model` for callers that want a typed object.
 
@@ -19,11 +21,11 @@ DeviceTaintRule           ``V1DeviceTaintRule``            cluster
 ========================  ===============================  ===================
 
 ``resource.k8s.io/v1beta2`` objects are accepted too (and ``v1alpha3`` DeviceTaintRules): they
-have the same shape as v1 (``tests/snapshot/test_conversion.py`` compares the 37.0.2 models
+have the same shape as v1 (``tests/snapshot/ingest/test_conversion.py`` compares the 37.0.2 models
 field by field), are validated with their own models (``V1beta2*``, ``V1alpha3DeviceTaintRule``)
 and come out of :func:`validate` as ``resource.k8s.io/v1``. Kubernetes 1.36 serves
 DeviceTaintRule in ``v1beta2``; ``v1`` is 1.37's. ``v1beta1`` (older shape) is refused here;
-:func:`snapshot.conversion.convert_to_v1` converts it as the API server does.
+:func:`snapshot.ingest.conversion.convert_to_v1` converts it as the API server does.
 
 Field paths in messages are wire paths with list indices and quoted map keys, e.g.
 ``spec.devices[0].capacity.memory.value`` or ``metadata.labels["kubernetes.io/hostname"]``.
@@ -41,11 +43,10 @@ from __future__ import annotations
 from typing import Any
 
 import pydantic
-
-from snapshot.objects import KubeObject
-from snapshot.validation.context import Context
-from snapshot.validation.engine import check
-from snapshot.validation.models import model_for
+from drasnap.snapshot.k8s.objects import KubeObject
+from drasnap.snapshot.validation.context import Context
+from drasnap.snapshot.validation.engine import check
+from drasnap.snapshot.validation.models import model_for
 
 __all__ = ["as_model", "model_class", "validate"]
 

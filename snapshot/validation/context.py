@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from snapshot.errors import ObjectValidationError
-from snapshot.objects import format_field_path, format_label
+from drasnap.snapshot.errors import ObjectValidationError
+from drasnap.snapshot.k8s.objects import format_field_path, format_label
 
 FieldPath = tuple[str | int, ...]
 PathView = Callable[[FieldPath], FieldPath]

@@ -16,15 +16,14 @@ from typing import Any, Final
 
 import orjson
 import pydantic
-
-from snapshot.kinds import DEFAULT_NAMESPACE, DRA_API_VERSION, is_namespaced
-from snapshot.objects import KubeObject, describe_value, identity_of, quote
-from snapshot.validation.context import Context, FieldPath, PathView
-from snapshot.validation.messages import translate
-from snapshot.validation.models import RELABELED_VERSIONS, model_for
-from snapshot.validation.names import check_names
-from snapshot.validation.quantities import CHECKERS, fix_quantities, root_checker
-from snapshot.validation.schema import FieldType, ListOf, MapOf, ModelRef, model_info
+from drasnap.snapshot.k8s.kinds import DEFAULT_NAMESPACE, DRA_API_VERSION, is_namespaced
+from drasnap.snapshot.k8s.objects import KubeObject, describe_value, identity_of, quote
+from drasnap.snapshot.validation.context import Context, FieldPath, PathView
+from drasnap.snapshot.validation.messages import translate
+from drasnap.snapshot.validation.models import RELABELED_VERSIONS, model_for
+from drasnap.snapshot.validation.names import check_names
+from drasnap.snapshot.validation.quantities import CHECKERS, fix_quantities, root_checker
+from drasnap.snapshot.validation.schema import FieldType, ListOf, MapOf, ModelRef, model_info
 
 # Cheap pre-checks on the serialised object: a key with an underscore (a python attribute
 # name such as "resource_slice_count", which the models accept but the API does not) or an

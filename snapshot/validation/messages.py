@@ -7,11 +7,10 @@ import difflib
 from typing import Any, Final
 
 import pydantic
-
-from snapshot.errors import ObjectValidationError
-from snapshot.objects import describe_value, quote
-from snapshot.validation.context import Context
-from snapshot.validation.schema import (
+from drasnap.snapshot.errors import ObjectValidationError
+from drasnap.snapshot.k8s.objects import describe_value, quote
+from drasnap.snapshot.validation.context import Context
+from drasnap.snapshot.validation.schema import (
     CLASS_PREFIX_RE,
     FieldType,
     ListOf,

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 import pydantic
-from kubernetes import client as k8s_client
-
-from snapshot.kinds import (
+from drasnap.snapshot.k8s.kinds import (
     CLAIM_KIND,
     CLAIM_TEMPLATE_KIND,
     CLASS_KIND,
@@ -19,8 +17,9 @@ from snapshot.kinds import (
     SLICE_KIND,
     TAINT_RULE_KIND,
 )
-from snapshot.objects import quote
-from snapshot.validation.context import Context
+from drasnap.snapshot.k8s.objects import quote
+from drasnap.snapshot.validation.context import Context
+from kubernetes import client as k8s_client
 
 DRA_V1BETA2: Final = "resource.k8s.io/v1beta2"
 DRA_V1BETA1: Final = "resource.k8s.io/v1beta1"
@@ -43,7 +42,8 @@ MODEL_NAMES: Final[dict[tuple[str, str], str]] = {
     (CORE_API_VERSION, NODE_KIND): "V1Node",
 }
 """The versions :func:`snapshot.validation.validate` accepts: v1, and versions whose objects
-have v1's shape field for field (``tests/snapshot/test_conversion.py`` compares the models)."""
+have v1's shape field for field (``tests/snapshot/ingest/test_conversion.py`` compares the
+models)."""
 
 RELABELED_VERSIONS: Final = frozenset({DRA_V1BETA2, DRA_V1ALPHA3})
 """Versions that come out of validation as ``resource.k8s.io/v1``: same shape, new label."""
@@ -55,7 +55,7 @@ V1BETA1_MODEL_NAMES: Final[dict[str, str]] = {
     CLAIM_TEMPLATE_KIND: "V1beta1ResourceClaimTemplate",
 }
 """The models of ``resource.k8s.io/v1beta1`` objects, whose shape differs from v1's; they are
-checked with these and then converted (:mod:`snapshot.conversion`)."""
+checked with these and then converted (:mod:`snapshot.ingest.conversion`)."""
 
 _DRA_ALTERNATIVES: Final = f"{DRA_API_VERSION} (or {DRA_V1BETA2})"
 EXPECTED_API_VERSION: Final[dict[str, str]] = {
@@ -99,7 +99,7 @@ def model_for(api_version: str, kind: str, ctx: Context) -> type[pydantic.BaseMo
     if kind.endswith("List"):
         raise ctx.error(
             f"{kind} is a list of objects, not an object; validate its items one by one "
-            "(snapshot.manifests.load_manifests does)"
+            "(snapshot.ingest.manifests.load_manifests does)"
         )
     raise ctx.error(
         f"unknown kind {quote(kind)} (apiVersion {api_version}); "

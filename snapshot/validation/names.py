@@ -57,8 +57,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 import orjson
-
-from snapshot.kinds import (
+from drasnap.snapshot.k8s.kinds import (
     CLAIM_KIND,
     CLAIM_TEMPLATE_KIND,
     CLASS_KIND,
@@ -66,8 +65,8 @@ from snapshot.kinds import (
     SLICE_KIND,
     TAINT_RULE_KIND,
 )
-from snapshot.validation.context import Context, FieldPath
-from snapshot.validation.formats import (
+from drasnap.snapshot.validation.context import Context, FieldPath
+from drasnap.snapshot.validation.formats import (
     C_IDENTIFIER_MSG,
     C_IDENTIFIER_RE,
     DEVICE_MAX_ID_LENGTH,

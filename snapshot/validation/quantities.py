@@ -13,10 +13,9 @@ from collections.abc import Callable
 from typing import Any, Final, TypeAlias
 
 import pydantic
-
-from snapshot.objects import quote
-from snapshot.validation.context import Context
-from snapshot.validation.schema import (
+from drasnap.snapshot.k8s.objects import quote
+from drasnap.snapshot.validation.context import Context
+from drasnap.snapshot.validation.schema import (
     FieldType,
     ListOf,
     MapOf,

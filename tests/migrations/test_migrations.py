@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
+from drasnap.store import DatabaseError, SchemaVersionError, Store
+from drasnap.store._sql import MIGRATIONS_DIR, alembic_config
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.pool import NullPool
 
-from store import DatabaseError, SchemaVersionError, Store
-from store._sql import MIGRATIONS_DIR, alembic_config
 from tests.conftest import Database
 
 

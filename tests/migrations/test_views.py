@@ -15,20 +15,20 @@ import orjson
 import pytest
 from alembic import command
 from click.testing import CliRunner
+from drasnap.snapshot.history.allocations import allocation_history
+from drasnap.store import Store, iso_utc_sql
+from drasnap.store._sql import alembic_config
+from drasnap.store.journal import _ALL_STRUCTURE, _CLOSE_ROWS, _LAYER_ROWS, Journal
+from drasnap.store.sql_query import query
+from drasnap.tools.cli import cli
+from drasnap.tools.output import iso
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 from sqlalchemy.dialects import sqlite
 
-from snapshot.allocation_history import allocation_history
-from store import Store, iso_utc_sql
-from store._sql import alembic_config
-from store.journal import _ALL_STRUCTURE, _CLOSE_ROWS, _LAYER_ROWS, Journal
-from store.sql_query import query
 from tests.conftest import Database
 from tests.store.journal_session import Session, claim, record_session
-from tools.cli import cli
-from tools.output import iso
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "sql.md"
 VIEWS = {"current_objects", "layer_history", "allocation_events"}
@@ -396,7 +396,7 @@ def test_iso_time_sql_agrees_with_python_on_postgres(database: Database) -> None
 
 @pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
 def test_the_migration_formats_times_as_the_registered_views_do(dialect: str) -> None:
-    migration = importlib.import_module("migrations.versions.0004_registered_views")
+    migration = importlib.import_module("drasnap.migrations.versions.0004_registered_views")
     assert migration.iso_utc("x.ts", dialect) == iso_utc_sql("x.ts", dialect)
 
 

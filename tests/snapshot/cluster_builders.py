@@ -24,12 +24,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from snapshot.cluster import ClusterSnapshot
-from snapshot.dra import DraSnapshot
-from snapshot.kinds import NODE_KIND, POD_KIND, SLICE_KIND, key_of
-from snapshot.pods import Resources, node_allocatable, node_name_of, pod_requests
-from snapshot.scheduling import Requests, node_facts, pod_facts
-from store import VersionedStore
+from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
+from drasnap.snapshot.controllers.claim_templates import (
+    Resources,
+    node_allocatable,
+    node_name_of,
+    pod_requests,
+)
+from drasnap.snapshot.dra.snapshot import DraSnapshot
+from drasnap.snapshot.k8s.kinds import NODE_KIND, POD_KIND, SLICE_KIND, key_of
+from drasnap.snapshot.scheduling import Requests, node_facts, pod_facts
+from drasnap.store import VersionedStore
+
 from tests.snapshot.dra_builders import (
     assert_index_consistent,
     by_key,

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # imported lazily: a broken snapshot.dra must not break the other tests
-    from snapshot.dra import DraSnapshot
+    from drasnap.snapshot.dra.snapshot import DraSnapshot
+
     from tests.conftest import Backend
 
 # Copied from the project's shared reference material: see tests/fixtures/README.md.
@@ -51,7 +52,7 @@ class DraBackend:
         slices: Iterable[dict[str, Any]] = (),
         classes: Iterable[dict[str, Any]] = (),
     ) -> DraSnapshot:
-        from snapshot.dra import DraSnapshot
+        from drasnap.snapshot.dra.snapshot import DraSnapshot
 
         snap = DraSnapshot.from_objects(
             self.backend.open(), claims=claims, slices=slices, classes=classes
@@ -61,7 +62,7 @@ class DraBackend:
     def reopen(self, snap: DraSnapshot) -> DraSnapshot:
         if not self.backend.name.endswith("-reopen"):
             return snap
-        from snapshot.dra import DraSnapshot
+        from drasnap.snapshot.dra.snapshot import DraSnapshot
 
         snap.checkpoint()
         return DraSnapshot(self.backend.reopen(snap.store))

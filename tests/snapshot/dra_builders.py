@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from snapshot.dra import DraSnapshot
+from drasnap.snapshot.dra.snapshot import DraSnapshot
 
 Obj = dict[str, Any]
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from store import Store, VersionedStore
+from drasnap.store import Store, VersionedStore
 
 
 def operations(seed: int, n: int) -> Iterator[tuple[Any, ...]]:

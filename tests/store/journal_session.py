@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from store import Store
+from drasnap.store import Store
 
 GPU = "gpu.example.com"
 

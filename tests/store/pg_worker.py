@@ -16,7 +16,8 @@ from __future__ import annotations
 import sys
 import time
 
-from store import Store, VersionedStore
+from drasnap.store import Store, VersionedStore
+
 from tests.store.crash_worker import apply, operations
 
 

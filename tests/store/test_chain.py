@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 from alembic import command
+from drasnap.store import Journal, Store, replay
+from drasnap.store._sql import alembic_config
+from drasnap.store.chain import ChainHasher, chain_of
+from drasnap.store.codec import encode
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import create_engine
 
-from store import Journal, Store, replay
-from store._sql import alembic_config
-from store.chain import ChainHasher, chain_of
-from store.codec import encode
 from tests.conftest import Database
 from tests.store.journal_session import Session, claim, record_session
 

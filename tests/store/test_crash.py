@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from drasnap.store import MemoryStore, Store, VersionedStore
 
-from store import MemoryStore, Store, VersionedStore
 from tests.conftest import Database
 from tests.store.crash_worker import apply, operations
 

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from drasnap.store import MemoryStore, Store, StoreLockedError, persist
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
-from store import MemoryStore, Store, StoreLockedError, persist
 from tests.conftest import Database
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,7 +155,7 @@ def test_second_writer_process_gets_the_holders_pid(database: Database) -> None:
             textwrap.dedent(
                 f"""
                 import sys
-                from store import Store
+                from drasnap.store import Store
                 s = Store.open({database.target!r}, name="sim")
                 s.put("k", "a", 1)
                 s.checkpoint()
@@ -185,7 +185,8 @@ def test_second_writer_process_gets_the_holders_pid(database: Database) -> None:
 
 
 def test_killed_writer_leaves_no_lock(database: Database) -> None:
-    code = f"import os, signal; from store import Store; s = Store.open({database.target!r}); "
+    code = "import os, signal; from drasnap.store import Store; "
+    code += f"s = Store.open({database.target!r}); "
     code += "s.put('k', 'a', 1); s.checkpoint(); os.kill(os.getpid(), signal.SIGKILL)"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False)
     with Store.open(database.target) as store:

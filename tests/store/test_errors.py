@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from store import (
+from drasnap.store import (
     DatabaseError,
     InvalidValueError,
     MissingDriverError,
@@ -24,7 +23,8 @@ from store import (
     StoreClosedError,
     StoreNotFoundError,
 )
-from store._sql import parse_target
+from drasnap.store._sql import parse_target
+
 from tests.conftest import Database
 
 needs_psycopg = pytest.mark.skipif(

@@ -8,15 +8,21 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from drasnap.snapshot.history.allocations import allocation_history
+from drasnap.store import (
+    InvalidValueError,
+    MemoryStore,
+    NotADatabaseError,
+    Store,
+    StoreNotFoundError,
+)
+from drasnap.store.codec import encode
+from drasnap.store.journal import Fate, Journal, JournalError
+from drasnap.store.jsondiff import MISSING, FieldChange, field_diff
+from drasnap.store.playback import diff, open_state, replay
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from snapshot.allocation_history import allocation_history
-from store import InvalidValueError, MemoryStore, NotADatabaseError, Store, StoreNotFoundError
-from store.codec import encode
-from store.journal import Fate, Journal, JournalError
-from store.jsondiff import MISSING, FieldChange, field_diff
-from store.playback import diff, open_state, replay
 from tests.conftest import Database
 from tests.store.journal_session import Session, claim, record_session
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from drasnap.store import MemoryStore, Store, VersionedStore
 
-from store import MemoryStore, Store, VersionedStore
 from tests.conftest import Database
 from tests.store.pg_worker import workload
 
@@ -97,9 +97,9 @@ def test_four_workers_write_their_own_stores_at_once(fresh_postgres_url: str) ->
 def test_four_simulations_into_one_database(fresh_postgres_url: str) -> None:
     """Four ``drasnap simulate`` processes at once, each into its own named store; one reader
     then checks each result against the same simulation run on a MemoryStore."""
-    from snapshot import ClusterSnapshot
-    from tools.scenarios.base import Settings
-    from tools.scenarios.runner import prepare, simulate
+    from drasnap.snapshot import ClusterSnapshot
+    from drasnap.snapshot.simulation.runner import prepare, simulate
+    from drasnap.snapshot.simulation.settings import Settings
 
     url = fresh_postgres_url
     jobs = [
@@ -115,7 +115,7 @@ def test_four_simulations_into_one_database(fresh_postgres_url: str) -> None:
             [
                 sys.executable,
                 "-m",
-                "tools",
+                "drasnap.tools",
                 "simulate",
                 scenario,
                 *sizes,

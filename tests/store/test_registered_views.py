@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from alembic import command
+from drasnap.store import InvalidValueError, Store, View, register_view
+from drasnap.store import view_registry as registry
+from drasnap.store._sql import alembic_config
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
-from store import InvalidValueError, Store, View, register_view
-from store import views as registry
-from store._sql import alembic_config
 from tests.conftest import Database
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,12 +106,13 @@ def test_a_view_nobody_registers_is_left_alone(db_path: Path, registered: list[V
 def test_a_process_without_the_snapshot_has_no_allocation_events(tmp_path: Path) -> None:
     """allocation_events is the snapshot's: the store's schema alone does not define it."""
     path = tmp_path / "plain.db"
-    code = f"from store import Store; Store.open({str(path)!r}).close()"
+    code = f"from drasnap.store import Store; Store.open({str(path)!r}).close()"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
     with sqlite3.connect(path) as conn:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='view'")}
     assert names == {"current_objects", "layer_history"}
-    import snapshot  # registers allocation_events
+
+    from drasnap import snapshot  # registers allocation_events
 
     assert snapshot.ALLOCATION_EVENTS.name == "allocation_events"
     Store.open(path).close()
@@ -140,3 +141,9 @@ def test_migrations_bring_registered_views_back(database: Database, registered: 
 def test_names_a_view_cannot_have(name: str) -> None:
     with pytest.raises(InvalidValueError):
         View(name, sqlite="SELECT 1", postgresql="SELECT 1")
+
+
+def test_the_names_a_view_cannot_take_are_the_stores_tables() -> None:
+    from drasnap.store.tables import metadata
+
+    assert set(metadata.tables) == registry.STORE_TABLES

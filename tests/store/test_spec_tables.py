@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from store.interface import MISS
+from drasnap.store.interface import MISS
 
 DEL = object()
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import hypothesis.strategies as st
 import pytest
+from drasnap.store import InvalidValueError, MemoryStore, Store
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -24,8 +25,6 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-
-from store import InvalidValueError, MemoryStore, Store
 
 KINDS = st.sampled_from(["claims", "slices"])
 KEYS = st.sampled_from(["a", "b", "c", "d", "ns/e"])

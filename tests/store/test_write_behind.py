@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from store import DatabaseError, InvalidValueError, Journal, MemoryStore, Store, replay
-from store.writer_process import FAULTS_ENV
+from drasnap.store import DatabaseError, InvalidValueError, Journal, MemoryStore, Store, replay
+from drasnap.store.writer_process import FAULTS_ENV
 
 
 def _fill(store: Any, n: int, *, start: int = 0) -> None:

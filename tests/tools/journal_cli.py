@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from drasnap.tools.cli import cli
 
 from tests.store.journal_session import Session, record_session
-from tools.cli import cli
 
 
 @pytest.fixture(scope="module")

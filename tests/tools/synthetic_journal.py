@@ -22,9 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from snapshot.allocation_history import allocation_history
-from store import Store
-from store.journal import Journal
+from drasnap.snapshot.history.allocations import allocation_history
+from drasnap.store import Store
+from drasnap.store.journal import Journal
+
 from tests.store.journal_session import claim
 
 CLAIMS = 5000

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
-from tools.cli import cli
+from drasnap.tools.cli import cli
 
 ROW_FIELDS = {"workload", "backend", "median_s", "peak_bytes", "vs_deepcopy", "vs_memory"}
 BACKENDS = ["deepcopy", "memory", "sqlite", "sqlite-behind", "sqlite-nojournal"]
@@ -137,7 +136,7 @@ def test_scale_down_sizes_reports_each_size_and_a_growth_exponent() -> None:
 
 
 def test_the_fitted_exponent_is_the_slope_on_a_log_log_scale() -> None:
-    from tools.bench.sizes import growth_exponent
+    from drasnap.tools.bench.sizes import growth_exponent
 
     assert growth_exponent([800, 1600, 3200], [3.0, 6.0, 12.0]) == pytest.approx(1.0)
     assert growth_exponent([800, 1600, 3200], [3.0, 12.0, 48.0]) == pytest.approx(2.0)

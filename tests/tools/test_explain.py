@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from drasnap.store import Journal
+from drasnap.store.sql_query import query
+from drasnap.tools.cli import cli
 
-from store import Journal
-from store.sql_query import query
 from tests.conftest import Database
-from tests.tools.test_scenarios import write_manifests
-from tools.cli import cli
+from tests.snapshot.simulation.test_scenarios import write_manifests
 
 MESSAGE = "0/5 nodes are available: 5 cannot allocate all claims."
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 import yaml
+from drasnap.store import Store
 
-from store import Store
-from tests.tools.test_scenarios import write_manifests
+from tests.snapshot.simulation.test_scenarios import write_manifests
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,7 @@ def drasnap(
     *args: str | Path, cwd: Path = ROOT, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tools", *map(str, args)],
+        [sys.executable, "-m", "drasnap.tools", *map(str, args)],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -206,7 +206,7 @@ def test_read_commands_read_a_database_in_a_folder_they_cannot_write(
     before = files_of(archive)
     result = subprocess.run(
         ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-         sys.executable, "-m", "tools", command[0], archive / "sim.db", *command[1:]],
+         sys.executable, "-m", "drasnap.tools", command[0], archive / "sim.db", *command[1:]],
         cwd=ROOT,
         capture_output=True,
         text=True,

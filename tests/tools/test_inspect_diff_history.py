@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from drasnap.store import Store
+from drasnap.tools.cli import cli
 
-from store import Store
 from tests.store.journal_session import Session
 from tests.tools.journal_cli import run, run_json
 from tests.tools.journal_cli import session as session  # the fixture
-from tools.cli import cli
 
 # -- inspect ------------------------------------------------------------------------------------
 

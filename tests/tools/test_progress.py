@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from tools.progress import Progress
+from drasnap.tools.progress import Progress
 
 
 class Clock:

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from drasnap.store import DatabaseError, InvalidValueError, NotADatabaseError, ReadOnlyError
+from drasnap.store.sql_query import query, statement_kind
 
-from store import DatabaseError, InvalidValueError, NotADatabaseError, ReadOnlyError
-from store.sql_query import query, statement_kind
 from tests.conftest import Database
 from tests.store.journal_session import Session, record_session
 from tests.tools.journal_cli import run, run_json

@@ -8,13 +8,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from drasnap.store import Store
+from drasnap.store.codec import encode
+from drasnap.tools.cli import cli
 
-from store import Store
-from store.codec import encode
 from tests.store.journal_session import Session, claim
 from tests.tools.journal_cli import run, run_json
 from tests.tools.journal_cli import session as session  # the fixture
-from tools.cli import cli
 
 
 def test_replay_json_reports_the_recorded_digest(session: Session) -> None:

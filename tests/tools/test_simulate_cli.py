@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from drasnap.snapshot.simulation.settings import Settings
+from drasnap.store import Store
+from drasnap.tools.cli import cli
+from drasnap.tools.simulate_cmd import DEFAULT_DB
 
-from store import Store
-from tests.tools.test_scenarios import interrupted_run, write_manifests
-from tools.cli import cli
-from tools.scenarios.base import Settings
-from tools.simulate_cmd import DEFAULT_DB
+from tests.snapshot.simulation.test_scenarios import interrupted_run, write_manifests
 
 SUMMARY_KEYS = {"scenario", "pods_placed", "forks", "commits", "reverts", "seconds", "state_digest"}
 

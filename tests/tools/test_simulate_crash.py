@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from store import Store, StoreError
+from drasnap.store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = ["scale-down", "--nodes", "200", "--seed", "7"]
@@ -41,7 +40,7 @@ def command(db: Path, *extra: str, sizes: list[str] = SIZES) -> list[str]:
 
 def drasnap(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tools", "simulate", *args],
+        [sys.executable, "-m", "drasnap.tools", "simulate", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

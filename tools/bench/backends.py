@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from snapshot.kinds import CLAIM_KIND
-from store import ABSENT, Follower, LayerInfo, MemoryStore, Store, VersionedStore
+from drasnap.snapshot import CLAIM_KIND
+from drasnap.store import ABSENT, Follower, LayerInfo, MemoryStore, Store, VersionedStore
 
 BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-behind", "sqlite-nojournal", "postgres")
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tools.bench import store_bench
-from tools.bench.suite import Row
+from drasnap.tools.bench import store_bench
+from drasnap.tools.bench.suite import Row
 
 
 def fmt(value: float | None, digits: int = 2) -> str:

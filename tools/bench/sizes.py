@@ -1,7 +1,7 @@
 """``scale-down-sizes``: how a scale-down's time grows with the cluster, as a fitted exponent.
 
 The scale-down scenario (upstream's RunOnce scale-down loop, see
-``tools/scenarios/scale_down.py``) at doubling node counts, each on a fresh store of every
+``snapshot/simulation/scale_down.py``) at doubling node counts, each on a fresh store of every
 backend asked for, ``repeat`` times (backends interleaved); the median per size, and the
 exponent ``k`` of ``time ~ nodes^k`` fitted by least squares on the logarithms of the medians.
 A linear simulation gives k = 1; a scan of every node for every pod that moves gives k ~ 2.
@@ -16,12 +16,10 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
-from snapshot.cluster import ClusterSnapshot
-from tools.bench.backends import open_backend
-from tools.bench.suite import Row
-from tools.scenarios.base import Settings
-from tools.scenarios.inputs import Cluster
-from tools.scenarios.runner import prepare, simulate
+from drasnap.snapshot import ClusterSnapshot
+from drasnap.snapshot.simulation import Cluster, Settings, prepare, simulate
+from drasnap.tools.bench.backends import open_backend
+from drasnap.tools.bench.suite import Row
 
 WORKLOAD = "scale-down-sizes"
 NODES = {

@@ -15,35 +15,33 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from snapshot.dra import DraSnapshot
-from snapshot.objects import KubeObject
-from snapshot.pods import claims_from_templates
-from store import MemoryStore, Store
-from tools.bench.store_bench import Row
-from tools.bench.timing import per_op_us
-from tools.scenarios import objects
+from drasnap.snapshot import DraSnapshot, KubeObject, claims_from_templates
+from drasnap.snapshot.simulation import generated
+from drasnap.store import MemoryStore, Store
+from drasnap.tools.bench.store_bench import Row
+from drasnap.tools.bench.timing import per_op_us
 
 
 def _objects(claims: int) -> tuple[list[KubeObject], list[KubeObject], list[KubeObject]]:
     rng = random.Random(claims)
-    templates = {f"{objects.NAMESPACE}/{objects.TEMPLATE_NAME}": objects.claim_template()}
+    templates = {f"{generated.NAMESPACE}/{generated.TEMPLATE_NAME}": generated.claim_template()}
     out_claims: list[KubeObject] = []
     slices: list[KubeObject] = []
     pods: list[KubeObject] = []
     for n in range((claims + 7) // 8):
         node = f"node-{n:05d}"
-        slices.append(objects.gpu_slice(node, 8))
+        slices.append(generated.gpu_slice(node, 8))
         for j in range(8):
             if len(out_claims) == claims:
                 break
-            pod, (claim,) = claims_from_templates(objects.pod(f"{node}-pod-{j}", rng), templates)
+            pod, (claim,) = claims_from_templates(generated.pod(f"{node}-pod-{j}", rng), templates)
             reservation = {"resource": "pods", "name": pod["metadata"]["name"]}
             reservation["uid"] = pod["metadata"]["uid"]
             out_claims.append(
                 {
                     **claim,
                     "status": {
-                        "allocation": objects.allocation(node, f"gpu-{j}"),
+                        "allocation": generated.allocation(node, f"gpu-{j}"),
                         "reservedFor": [reservation],
                     },
                 }
@@ -64,11 +62,11 @@ def _snapshots(claims: int) -> Iterator[tuple[DraSnapshot, DraSnapshot, list[Kub
     claim_objs, slices, pods = _objects(claims)
     with tempfile.TemporaryDirectory() as tmp:
         memory = DraSnapshot.from_objects(
-            MemoryStore(), claims=claim_objs, slices=slices, classes=[objects.device_class()]
+            MemoryStore(), claims=claim_objs, slices=slices, classes=[generated.device_class()]
         )
         store = Store.open(Path(tmp) / "bench.db")
         durable = DraSnapshot.from_objects(
-            store, claims=claim_objs, slices=slices, classes=[objects.device_class()]
+            store, claims=claim_objs, slices=slices, classes=[generated.device_class()]
         )
         store.checkpoint()
         try:

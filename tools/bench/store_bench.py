@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from store import MemoryStore, Store, VersionedStore
-from tools.bench.timing import each_us, per_op_us
+from drasnap.store import MemoryStore, Store, VersionedStore
+from drasnap.tools.bench.timing import each_us, per_op_us
 
 
 def claim_like(i: int) -> dict[str, Any]:

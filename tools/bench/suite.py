@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.bench.backends import open_backend
-from tools.bench.workloads import (
+from drasnap.tools.bench.backends import open_backend
+from drasnap.tools.bench.workloads import (
     changed_keys_samples,
     fill,
     fork_revert_samples,

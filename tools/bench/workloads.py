@@ -25,13 +25,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from snapshot.cluster import ClusterSnapshot
-from snapshot.pods import claims_from_templates
-from store import VersionedStore
-from tools.bench import timing
-from tools.scenarios import objects
-from tools.scenarios.base import Settings
-from tools.scenarios.runner import prepare, simulate
+from drasnap.snapshot import ClusterSnapshot, claims_from_templates
+from drasnap.snapshot.simulation import Settings, generated, prepare, simulate
+from drasnap.store import VersionedStore
+from drasnap.tools.bench import timing
 
 SIZES: dict[str, dict[str, dict[str, int]]] = {
     "schedule-revert": {
@@ -118,22 +115,27 @@ def schedule_revert(
 ) -> Run:
     rng = random.Random(seed)
     cluster = ClusterSnapshot(store)
-    templates = {f"{objects.NAMESPACE}/{objects.TEMPLATE_NAME}": objects.claim_template()}
-    cluster.dra.add_device_classes([objects.device_class()])
+    templates = {f"{generated.NAMESPACE}/{generated.TEMPLATE_NAME}": generated.claim_template()}
+    cluster.dra.add_device_classes([generated.device_class()])
     node_names = [f"node-{n:03d}" for n in range(nodes)]
     for name in node_names:
         pods, claims = [], []
         for j in range(pods_per_node):
-            pod, (claim,) = claims_from_templates(objects.pod(f"{name}-pod-{j}", rng), templates)
+            pod, (claim,) = claims_from_templates(generated.pod(f"{name}-pod-{j}", rng), templates)
             pods.append({**pod, "spec": {**pod["spec"], "nodeName": name}})
-            claims.append({**claim, "status": {"allocation": objects.allocation(name, f"gpu-{j}")}})
+            claims.append(
+                {**claim, "status": {"allocation": generated.allocation(name, f"gpu-{j}")}}
+            )
         cluster.add_node(
-            objects.node(name), slices=[objects.gpu_slice(name, devices)], pods=pods, claims=claims
+            generated.node(name),
+            slices=[generated.gpu_slice(name, devices)],
+            pods=pods,
+            claims=claims,
         )
     pending = []
     new_claims = []
     for i in range(iterations):
-        pod, claims = claims_from_templates(objects.pod(f"pending-{i:05d}", rng), templates)
+        pod, claims = claims_from_templates(generated.pod(f"pending-{i:05d}", rng), templates)
         pending.append(pod)
         new_claims.extend(claims)
     cluster.dra.add_claims(new_claims)

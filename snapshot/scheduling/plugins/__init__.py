@@ -5,7 +5,8 @@
 DefaultPreemption): NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
 NodeResourcesFit, (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone: not
 simulated, see ``unsupported``), PodTopologySpread, InterPodAffinity, DynamicResources. The
-order decides which reason a node that fails several filters reports: the first.
+order decides which reason a node that fails several filters reports: the first. A plugin
+never imports another, nor the cluster snapshot.
 """
 
 from __future__ import annotations
@@ -13,16 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 
-from snapshot.scheduling.framework import FilterPlugin
-from snapshot.scheduling.plugins.dynamic_resources import DraBackend, DynamicResources
-from snapshot.scheduling.plugins.inter_pod_affinity import InterPodAffinity
-from snapshot.scheduling.plugins.node_affinity import NodeAffinity
-from snapshot.scheduling.plugins.node_name import NodeName
-from snapshot.scheduling.plugins.node_ports import NodePorts
-from snapshot.scheduling.plugins.node_resources_fit import NodeResourcesFit
-from snapshot.scheduling.plugins.node_unschedulable import NodeUnschedulable
-from snapshot.scheduling.plugins.pod_topology_spread import PodTopologySpread
-from snapshot.scheduling.plugins.taint_toleration import TaintToleration
+from drasnap.snapshot.scheduling.framework import FilterPlugin
+from drasnap.snapshot.scheduling.plugins.dynamic_resources import DraBackend, DynamicResources
+from drasnap.snapshot.scheduling.plugins.inter_pod_affinity import InterPodAffinity
+from drasnap.snapshot.scheduling.plugins.node_affinity import NodeAffinity
+from drasnap.snapshot.scheduling.plugins.node_name import NodeName
+from drasnap.snapshot.scheduling.plugins.node_ports import NodePorts
+from drasnap.snapshot.scheduling.plugins.node_resources_fit import NodeResourcesFit
+from drasnap.snapshot.scheduling.plugins.node_unschedulable import NodeUnschedulable
+from drasnap.snapshot.scheduling.plugins.pod_topology_spread import PodTopologySpread
+from drasnap.snapshot.scheduling.plugins.taint_toleration import TaintToleration
 
 __all__ = [
     "DynamicResources",

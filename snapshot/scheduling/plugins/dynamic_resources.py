@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from snapshot.scheduling.framework import SKIP, Proceed, Reject, Skip
-from snapshot.scheduling.plugins.node_resources_fit import Fit, NodeResourcesFit
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
+from drasnap.snapshot.scheduling.framework import SKIP, Proceed, Reject, Skip
+from drasnap.snapshot.scheduling.plugins.node_resources_fit import Fit, NodeResourcesFit
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
 
 __all__ = [
     "CANNOT_ALLOCATE_ALL_CLAIMS",

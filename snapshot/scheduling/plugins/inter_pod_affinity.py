@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from snapshot.scheduling.framework import SKIP, Proceed, Skip
-from snapshot.scheduling.matchers import NOTHING, LabelSelector
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, node_facts, pod_facts
+from drasnap.snapshot.scheduling.framework import SKIP, Proceed, Skip
+from drasnap.snapshot.scheduling.matchers import NOTHING, LabelSelector
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, node_facts, pod_facts
 
 __all__ = [
     "ERR_REASON_AFFINITY_RULES_NOT_MATCH",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from snapshot.scheduling.framework import SKIP, Proceed, Reject, Skip
-from snapshot.scheduling.matchers import RequiredNodeAffinity
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
+from drasnap.snapshot.scheduling.framework import SKIP, Proceed, Reject, Skip
+from drasnap.snapshot.scheduling.matchers import RequiredNodeAffinity
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
 
 __all__ = ["ERR_REASON_CONFLICT", "ERR_REASON_POD", "NodeAffinity"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from snapshot.scheduling.framework import SKIP, Proceed, Skip
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
+from drasnap.snapshot.scheduling.framework import SKIP, Proceed, Skip
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
 
 __all__ = ["ERR_REASON_NODE_NAME", "NodeName"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from snapshot.scheduling.framework import SKIP, Proceed, Skip
-from snapshot.scheduling.pod_requests import restartable
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, pod_facts
+from drasnap.snapshot.scheduling.framework import SKIP, Proceed, Skip
+from drasnap.snapshot.scheduling.pod_requests import restartable
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, pod_facts
 
 __all__ = ["ERR_REASON_NODE_PORTS", "HostPort", "NodePorts", "host_ports"]
 

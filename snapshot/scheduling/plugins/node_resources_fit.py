@@ -21,9 +21,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Final
 
-from snapshot.scheduling.framework import Proceed
-from snapshot.scheduling.resources import Requests
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
+from drasnap.snapshot.scheduling.framework import Proceed
+from drasnap.snapshot.scheduling.resources import Requests
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
 
 __all__ = [
     "DEVICE_CLASS_PREFIX",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from snapshot.scheduling.framework import Proceed
-from snapshot.scheduling.matchers import Taint, parse_tolerations
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
+from drasnap.snapshot.scheduling.framework import Proceed
+from drasnap.snapshot.scheduling.matchers import Taint, parse_tolerations
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
 
 __all__ = ["ERR_REASON_UNSCHEDULABLE", "NodeUnschedulable"]
 

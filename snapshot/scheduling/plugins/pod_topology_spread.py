@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from snapshot.scheduling.framework import SKIP, Proceed, Skip
-from snapshot.scheduling.matchers import LabelSelector, first_untolerated, parse_tolerations
-from snapshot.scheduling.plugins.node_affinity import required_node_affinity
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, node_facts, pod_facts
+from drasnap.snapshot.scheduling.framework import SKIP, Proceed, Skip
+from drasnap.snapshot.scheduling.matchers import LabelSelector, first_untolerated, parse_tolerations
+from drasnap.snapshot.scheduling.plugins.node_affinity import required_node_affinity
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, node_facts, pod_facts
 
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",

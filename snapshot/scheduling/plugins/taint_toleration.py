@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from snapshot.scheduling.framework import Proceed
-from snapshot.scheduling.matchers import Toleration, first_untolerated, parse_tolerations
-from snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
+from drasnap.snapshot.scheduling.framework import Proceed
+from drasnap.snapshot.scheduling.matchers import Toleration, first_untolerated, parse_tolerations
+from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
 
 __all__ = ["TaintToleration", "untolerated_taint_reason"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from snapshot.scheduling import PodCycle, StaticCluster, default_plugins
-from snapshot.scheduling.fit_error import NodeResult
+from drasnap.snapshot.scheduling import PodCycle, StaticCluster, default_plugins
+from drasnap.snapshot.scheduling.fit_error import NodeResult
 
 Obj = dict[str, Any]
 

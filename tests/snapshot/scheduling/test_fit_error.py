@@ -7,9 +7,8 @@ import json
 from typing import Any
 
 import pytest
-
-from snapshot.errors import ObjectValidationError, SchedulingError
-from snapshot.scheduling import (
+from drasnap.snapshot.errors import ObjectValidationError, SchedulingError
+from drasnap.snapshot.scheduling import (
     CANNOT_ALLOCATE_ALL_CLAIMS,
     NO_NODES_MESSAGE,
     FitError,
@@ -18,7 +17,8 @@ from snapshot.scheduling import (
     StaticCluster,
     default_plugins,
 )
-from snapshot.scheduling.plugins.dynamic_resources import CLAIM_IN_USE
+from drasnap.snapshot.scheduling.plugins.dynamic_resources import CLAIM_IN_USE
+
 from tests.snapshot.scheduling.builders import node, pod
 
 TAINT = "node(s) had untolerated taint {gpu: a100}"

@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from snapshot.scheduling import (
+from drasnap.snapshot.scheduling import (
     NodeResourcesFit,
     PodCycle,
     StaticCluster,
     default_plugins,
     pod_facts,
 )
+
 from tests.snapshot.scheduling.builders import node, reasons
 
 A, B, HUGE = "example.com/aaa", "example.com/bbb", "hugepages-2Mi"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from drasnap.snapshot.errors import ObjectValidationError
+from drasnap.snapshot.scheduling import PodCycle, StaticCluster, default_plugins
 
-from snapshot.errors import ObjectValidationError
-from snapshot.scheduling import PodCycle, StaticCluster, default_plugins
 from tests.snapshot.scheduling.builders import node, pod, reasons
 
 AFFINITY = "node(s) didn't match pod affinity rules"

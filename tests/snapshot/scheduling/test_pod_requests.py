@@ -6,16 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from snapshot.pods import pod_requests
-from snapshot.scheduling import (
+from drasnap.snapshot.controllers.claim_templates import pod_requests
+from drasnap.snapshot.scheduling import (
     Requests,
     compute_pod_requests,
     dra_extended_resource_classes,
     extended_resource_requests,
     node_allocatable_requests,
 )
-from snapshot.scheduling.resources import is_extended_resource_name, is_scalar_resource_name
+from drasnap.snapshot.scheduling.resources import is_extended_resource_name, is_scalar_resource_name
 
 GI = 1024**3
 

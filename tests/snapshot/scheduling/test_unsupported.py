@@ -8,8 +8,8 @@ import inspect
 from typing import Any
 
 import pytest
+from drasnap import snapshot
 
-import snapshot.scheduling
 from tests.snapshot.scheduling.builders import pod
 
 WARN_CASES = [
@@ -141,6 +141,6 @@ def test_every_exported_name_exists_and_is_documented() -> None:
     ["resources", "pod_requests", "fit_error", "view", "unsupported", "matchers"],
 )
 def test_docstring_examples_hold(module: str) -> None:
-    mod = importlib.import_module(f"snapshot.scheduling.{module}")
+    mod = importlib.import_module(f"drasnap.snapshot.scheduling.{module}")
     failed, _ = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert failed == 0

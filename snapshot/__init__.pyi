@@ -1,0 +1,114 @@
+"""The public names of drasnap.snapshot (loaded lazily by __init__.py; mypy reads this)."""
+
+from .allocation.allocator import allocate
+from .allocation.fields import check_supported, unsupported_fields
+from .allocation.ignored import ignored_fields
+from .allocation.taint_rules import apply_device_taint_rules
+from .cluster.snapshot import ClusterSnapshot
+from .controllers.claim_templates import claims_from_templates
+from .dra.listers import DeviceClassLister, ResourceClaimTracker, ResourceSliceLister
+from .dra.snapshot import DraSnapshot
+from .errors import (
+    AllocationError,
+    AlreadyTrackedError,
+    FeatureGateError,
+    ManifestError,
+    NotFoundError,
+    ObjectValidationError,
+    ReservationError,
+    RunFailedError,
+    RunInterrupted,
+    ScenarioError,
+    SchedulingError,
+    SnapshotError,
+)
+from .history.allocations import (
+    FATES,
+    AllocatedDevice,
+    AllocationEvent,
+    ClaimSummary,
+    allocation_history,
+    parse_device,
+    summarize_claims,
+)
+from .history.pod_failures import POD_FAILURE_KIND, PodFailure
+from .history.views import ALLOCATION_EVENTS, POD_FAILURES_VIEW
+from .ingest.conversion import convert_to_v1
+from .ingest.manifests import Manifests, load_manifests, parse_manifests
+from .k8s.features import (
+    FEATURE_GATES,
+    KUBERNETES_VERSION,
+    FeatureGate,
+    parse_feature_gates,
+    resolve_feature_gates,
+)
+from .k8s.kinds import (
+    CLAIM_KIND,
+    CLASS_KIND,
+    NON_LOCAL_SLICES_KEY,
+    POD_KIND,
+    SLICE_KIND,
+    key_of,
+    object_key,
+)
+from .k8s.objects import KubeObject
+from .scheduling import FitError, NodeResult
+from .validation import as_model, validate
+
+__all__ = [
+    "ALLOCATION_EVENTS",
+    "CLAIM_KIND",
+    "CLASS_KIND",
+    "FATES",
+    "FEATURE_GATES",
+    "KUBERNETES_VERSION",
+    "NON_LOCAL_SLICES_KEY",
+    "POD_FAILURES_VIEW",
+    "POD_FAILURE_KIND",
+    "POD_KIND",
+    "SLICE_KIND",
+    "AllocatedDevice",
+    "AllocationError",
+    "AllocationEvent",
+    "AlreadyTrackedError",
+    "ClaimSummary",
+    "ClusterSnapshot",
+    "DeviceClassLister",
+    "DraSnapshot",
+    "FeatureGate",
+    "FeatureGateError",
+    "FitError",
+    "KubeObject",
+    "ManifestError",
+    "Manifests",
+    "NodeResult",
+    "NotFoundError",
+    "ObjectValidationError",
+    "PodFailure",
+    "ReservationError",
+    "ResourceClaimTracker",
+    "ResourceSliceLister",
+    "RunFailedError",
+    "RunInterrupted",
+    "ScenarioError",
+    "SchedulingError",
+    "SnapshotError",
+    "allocate",
+    "allocation_history",
+    "apply_device_taint_rules",
+    "as_model",
+    "check_supported",
+    "claims_from_templates",
+    "convert_to_v1",
+    "ignored_fields",
+    "key_of",
+    "load_manifests",
+    "object_key",
+    "parse_device",
+    "parse_feature_gates",
+    "parse_manifests",
+    "resolve_feature_gates",
+    "summarize_claims",
+    "unsupported_fields",
+    "validate",
+]

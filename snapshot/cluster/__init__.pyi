@@ -1,0 +1,5 @@
+"""Public names (loaded lazily by __init__.py; mypy reads this)."""
+
+from .snapshot import ClusterSnapshot
+
+__all__ = ["ClusterSnapshot"]

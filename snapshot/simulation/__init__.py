@@ -1,0 +1,13 @@
+"""The cluster-autoscaler's loop (upstream's ``cluster-autoscaler/core``) on the cluster snapshot:
+the scenarios scale-up, scale-down and autoscale (one RunOnce), the run record each keeps in
+its store so that a checkpoint holds both the cluster and where the run was, the runs of a
+database, and starting or resuming one.
+
+Each scenario is deterministic for a given seed and resumes from its last checkpoint after a
+crash with the same result and state digest. The top of the snapshot: nothing in the snapshot
+imports it, and it never imports ``drasnap.tools``. Public names: ``__init__.pyi``.
+"""
+
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

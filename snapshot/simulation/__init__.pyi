@@ -1,0 +1,39 @@
+"""Public names (loaded lazily by __init__.py; mypy reads this)."""
+
+from . import generated
+from .autoscale import decisions_so_far as autoscale_decisions
+from .autoscale_config import files_digest
+from .inputs import Cluster, source_digest
+from .lifecycle import RunSession
+from .record import PLAN_KEY, RUN_KEY, SIM_KIND, Outcome
+from .runner import prepare, simulate
+from .runs import RunInfo, choose_store, find_run, fresh_name, list_runs, newest_unfinished
+from .settings import DEVICES, LIMITS, SCENARIOS, Report, Settings, StopRequest, settings_options
+
+__all__ = [
+    "DEVICES",
+    "LIMITS",
+    "PLAN_KEY",
+    "RUN_KEY",
+    "SCENARIOS",
+    "SIM_KIND",
+    "Cluster",
+    "Outcome",
+    "Report",
+    "RunInfo",
+    "RunSession",
+    "Settings",
+    "StopRequest",
+    "autoscale_decisions",
+    "choose_store",
+    "files_digest",
+    "find_run",
+    "fresh_name",
+    "generated",
+    "list_runs",
+    "newest_unfinished",
+    "prepare",
+    "settings_options",
+    "simulate",
+    "source_digest",
+]

@@ -1,0 +1,522 @@
+"""Autoscale: what one cluster-autoscaler loop (``StaticAutoscaler.RunOnce``) decides for the
+cluster of ``--from``.
+
+1. Pending pods (pods without ``spec.nodeName``), highest ``spec.priority`` first, are placed
+   on the existing nodes where they fit (first fit, nodes by name): upstream's
+   ``FilterOutSchedulable`` pod-list processor. Those that fit no node keep the scheduler's
+   answer (``0/N nodes are available: ...``).
+2. For each node group, the binpacking estimator (:mod:`snapshot.autoscaler.estimator`) places
+   the rest on new nodes from the group's template, in a fork that is reverted, adding at most
+   ``maxSize`` minus the group's current size (and upstream's ``--max-nodes-per-scaleup``,
+   1,000). A group at its maximum is skipped (``max node group size reached``).
+3. The expander chain (``--expander``, :mod:`snapshot.autoscaler.expanders`) chooses among the
+   groups that place some pod; that group's expansion is applied (fork, estimate, commit).
+   A pod left pending gets its reason: the scheduler's answer, then ``pod didn't trigger
+   scale-up: ...`` with each group's reason counted, as the cluster-autoscaler's
+   NotTriggerScaleUp event says it.
+4. Scale-down, for each node that existed, by name: a node outside any node group, in a group at
+   its ``minSize``, or whose utilization (:mod:`snapshot.autoscaler.utilization`) is not under
+   ``--scale-down-utilization-threshold`` is kept with that reason; so is a node with a pod
+   that upstream's drain rules do not evict (:mod:`snapshot.autoscaler.drain`: no controller,
+   kube-system, ``safe-to-evict: "false"``, local storage). Otherwise its pods (DaemonSet and
+   mirror pods aside: they go with the node) are taken off, the node removed, and each pod
+   placed on the remaining nodes in a fork: Commit if all fit, else Revert and keep the node,
+   naming the pod that could not move (``simulator/cluster.go``'s RemovalSimulator).
+
+Not modelled, said in the README: the waiting times (``--scale-down-unneeded-time``,
+``--scale-down-delay-after-add``: a real loop that scales up removes nothing; a warning says
+so), PodDisruptionBudgets, balancing similar groups.
+
+Steps (each ends at depth 0 with the run record): 0 places on existing nodes; 1..G estimate
+group i; G+1 applies the expander's choice; then one per scale-down candidate. The run record
+holds only counts (it is rewritten at every step); each decision is written once, at depth 0,
+under ``AutoscaleDecision``: ``pod/<ns>/<name>`` (the existing node it went to, or the
+scheduler's answer; the new node, or why it stays pending), ``estimate/<group>`` (nodes, pods
+placed, each other pod's reason), ``scale-up`` (the group chosen, nodes added), ``node/<name>``
+(removed, or the reason it is kept) and ``warnings``. :func:`decisions` reads them back, for
+the result and for ``drasnap inspect``. Pending pods and node groups are kept as scale-up keeps
+them (``PendingPod``, ``NodeGroup``).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import orjson
+from drasnap.snapshot.autoscaler.drain import drain, is_daemonset_pod
+from drasnap.snapshot.autoscaler.estimator import (
+    Estimate,
+    equivalence_groups,
+    estimate,
+    order_groups,
+)
+from drasnap.snapshot.autoscaler.expanders import Option, choose
+from drasnap.snapshot.autoscaler.utilization import UtilizationError, node_utilization
+from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
+from drasnap.snapshot.errors import SchedulingError
+from drasnap.snapshot.k8s.kinds import key_of, namespace_or_default
+from drasnap.snapshot.k8s.objects import KubeObject, name_of
+from drasnap.snapshot.scheduling import pod_warnings
+from drasnap.snapshot.scheduling.fit_error import FitError
+from drasnap.snapshot.simulation.failures import record_unschedulable
+from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup, group_of, instantiate
+from drasnap.snapshot.simulation.record import PLAN_KEY, RUN_KEY, SIM_KIND, Sim
+from drasnap.snapshot.simulation.scale_up import GROUP_KIND, PENDING_KIND
+
+DECISION_KIND = "AutoscaleDecision"  # keys: pod/<ns>/<name>, estimate/<group>, node/<name>
+SCALE_UP_KEY = "scale-up"
+WARNINGS_KEY = "warnings"
+SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+MAX_NODES_PER_SCALEUP = 1000  # upstream's --max-nodes-per-scaleup default
+MAX_SIZE_REACHED = "max node group size reached"
+
+
+def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
+    """Write the starting state; returns what the plan record holds."""
+    # Upstream sorts pending pods by priority, highest first (a stable sort).
+    pending = sorted(
+        cluster.pending, key=lambda p: -int((p.get("spec") or {}).get("priority") or 0)
+    )
+    for pod in pending:
+        sim.store.put(PENDING_KIND, key_of(pod), pod)
+    # What the scheduler's filters do not check, for every pod of the run, pending or bound.
+    warnings = [w for p in pending for w in pod_warnings(p)]
+    for _node, _slices, bound in cluster.nodes:
+        warnings += [w for p in bound for w in pod_warnings(p)]
+    pods_of = {name_of(node): pods for node, _slices, pods in cluster.nodes}
+    for group in cluster.groups:
+        sim.store.put(
+            GROUP_KIND,
+            group.name,
+            {
+                "node": group.node,
+                "slices": group.slices,
+                "minSize": group.min_size,
+                "maxSize": group.max_size,
+            },
+        )
+        daemons = [key_of(p) for p in pods_of.get(name_of(group.node), []) if is_daemonset_pod(p)]
+        if daemons:
+            warnings.append(
+                f"node group {group.name}: the DaemonSet pods of template node "
+                f"{name_of(group.node)} ({', '.join(daemons)}) are not copied to new nodes "
+                "(the cluster-autoscaler adds them to its template)"
+            )
+    return {
+        "pending": [key_of(p) for p in pending],
+        "groups": [g.name for g in cluster.groups],
+        "candidates": sorted(name_of(node) for node, _s, _p in cluster.nodes),
+        "members": {name_of(node): group_of(node) for node, _s, _p in cluster.nodes},
+        "sizes": dict(Counter(g for n, _s, _p in cluster.nodes if (g := group_of(n)))),
+        "priorities": sorted(
+            [p, list(patterns)] for p, patterns in (cluster.priorities or {}).items()
+        ),
+        "warnings": warnings,
+    }
+
+
+def steps(plan: dict[str, Any]) -> int:
+    """How many steps the run has (module docstring)."""
+    return len(plan["groups"]) + 2 + len(plan["candidates"])
+
+
+def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
+    """Run (or go on with) the steps; returns the run record's results (the decisions are in
+    the store: :func:`decisions`)."""
+    store = sim.store
+    groups = []
+    for name in plan["groups"]:
+        record = store.get(GROUP_KIND, name)
+        groups.append(
+            NodeGroup(name, record["node"], record["slices"], record["minSize"], record["maxSize"])
+        )
+    progress = sim.progress()
+    # Small on purpose: the run record is rewritten at every step; what is per pod, per node
+    # or per group is written once, under DECISION_KIND.
+    results: dict[str, Any] = dict(progress["results"]) or {
+        "placed": 0,
+        "node_group": None,
+        "added": {},
+        "removed": 0,
+        "kept": 0,
+        "unschedulable": 0,
+    }
+    if progress["step"] == 0:
+        store.put(DECISION_KIND, WARNINGS_KEY, list(plan["warnings"]))
+    total = steps(plan)
+    count = len(groups)
+    for step in range(progress["step"], total):
+        if step == 0:
+            placed = _place_on_existing(sim, plan)
+            results = {**results, "placed": results["placed"] + placed}
+            detail = f"{placed:,} pods on existing nodes"
+        elif step <= count:
+            _estimate_group(sim, plan, groups[step - 1], results)
+            detail = f"estimated {groups[step - 1].name}"
+        elif step == count + 1:
+            results = _scale_up(sim, plan, groups, results)
+            detail = f"added {sum(results['added'].values()):,} nodes"
+        else:
+            results = _scale_down(sim, plan, groups, plan["candidates"][step - count - 2], results)
+            detail = f"{results['removed']:,} nodes removed"
+        sim.advance(step + 1, detail)
+        sim.save(step + 1, results, done=step + 1 == total)
+    return results
+
+
+class _Reader(Protocol):
+    """A store, or a store's state as of a seq (``drasnap inspect --at``)."""
+
+    def get(self, kind: str, key: str, default: Any = None) -> Any: ...
+
+    def items(self, kind: str) -> dict[str, Any]: ...
+
+
+def decisions(store: _Reader, plan: dict[str, Any]) -> dict[str, Any]:
+    """What the run decided so far, as ``--json`` reports it (README)."""
+    pods = [(key, store.get(DECISION_KIND, f"pod/{key}")) for key in plan["pending"]]
+    nodes = [(name, store.get(DECISION_KIND, f"node/{name}")) for name in plan["candidates"]]
+    scale_up = store.get(DECISION_KIND, SCALE_UP_KEY) or {}
+    removed = [name for name, d in nodes if d is not None and d["removed"]]
+    removed_by_group: dict[str, list[str]] = {}
+    for name in removed:
+        removed_by_group.setdefault(plan["members"].get(name) or "", []).append(name)
+    estimates = {}
+    for group in plan["groups"]:
+        found = store.get(DECISION_KIND, f"estimate/{group}")
+        if found is not None:
+            estimates[group] = {"nodes": found["nodes"], "pods": len(found["pods"])}
+    return {
+        "placed_on_existing": {k: d["existing"] for k, d in pods if d and d.get("existing")},
+        "node_group": scale_up.get("node_group"),
+        "added": scale_up.get("added", {}),
+        "new_nodes": scale_up.get("new_nodes", []),
+        "placed_on_new": {k: d["new"] for k, d in pods if d and d.get("new")},
+        "estimates": estimates,
+        "removed": removed,
+        "removed_by_group": removed_by_group,
+        "kept": {n: d["reason"] for n, d in nodes if d is not None and not d["removed"]},
+        "unschedulable": {k: d["unschedulable"] for k, d in pods if d and d.get("unschedulable")},
+        "warnings": list(store.get(DECISION_KIND, WARNINGS_KEY) or ()),
+        "pending": sorted(store.items(PENDING_KIND)),
+    }
+
+
+def decisions_so_far(store: _Reader) -> dict[str, Any] | None:
+    """An autoscale run's step and decisions so far, read from its store (or a state of it at a
+    seq), or None for a store that holds no autoscale run."""
+    plan = store.get(SIM_KIND, PLAN_KEY)
+    run = store.get(SIM_KIND, RUN_KEY)
+    if not plan or not run or (plan.get("settings") or {}).get("scenario") != "autoscale":
+        return None
+    return {"step": run.get("step"), "steps": steps(plan), **decisions(store, plan)}
+
+
+def _warn(sim: Sim, text: str) -> None:
+    warnings = sim.store.get(DECISION_KIND, WARNINGS_KEY) or []
+    sim.store.put(DECISION_KIND, WARNINGS_KEY, [*warnings, text])
+
+
+# -- step 0: the existing nodes' free room ------------------------------------------------------
+
+
+def _pending(sim: Sim, plan: dict[str, Any]) -> list[KubeObject]:
+    """The pods still pending, in plan order."""
+    found = (sim.store.get(PENDING_KIND, key) for key in plan["pending"])
+    return [pod for pod in found if pod is not None]
+
+
+def _place_on_existing(sim: Sim, plan: dict[str, Any]) -> int:
+    """Place what fits on the existing nodes; returns how many pods were placed."""
+    cs = sim.cluster
+    existing = cs.node_names()
+    pending = _pending(sim, plan)
+    if not pending:
+        return 0
+    found: dict[str, dict[str, Any]] = {}
+    # Asking every node why is the costly part; pods alike get the same answer as long as
+    # nothing was placed in between (a Deployment's pods once the free room is gone).
+    answers: dict[bytes, str] = {}
+    sim.fork("place pending pods on existing nodes")
+    for pod in pending:
+        where = cs.schedule_pod_anywhere(pod, existing)
+        why = None
+        if where is not None:
+            answers.clear()
+        else:
+            alike = _signature(pod)
+            why = answers.get(alike)
+            if why is None:
+                why = answers[alike] = _why(cs, pod, existing)
+        found[key_of(pod)] = {"existing": where, "why": why}
+    sim.commit()
+    for key, decision in found.items():
+        sim.store.put(DECISION_KIND, f"pod/{key}", decision)
+        if decision["existing"] is not None:
+            sim.store.delete(PENDING_KIND, key)
+    return sum(1 for d in found.values() if d["existing"] is not None)
+
+
+def _signature(pod: KubeObject) -> bytes:
+    """What decides where a pod fits: its namespace, labels and spec (not its name)."""
+    meta = pod.get("metadata") or {}
+    spec = dict(pod.get("spec") or {})
+    spec.pop("nodeName", None)
+    return orjson.dumps(
+        [meta.get("namespace"), meta.get("labels"), spec], option=orjson.OPT_SORT_KEYS
+    )
+
+
+def fit_error(cs: ClusterSnapshot, pod: KubeObject, nodes: Sequence[str]) -> FitError | None:
+    """Why ``pod`` fits none of ``nodes``, in the scheduler's words (kube-scheduler's filters,
+    ``ClusterSnapshot.fit_error``); None when it fits one."""
+    try:
+        return cs.fit_error(pod, nodes)
+    except SchedulingError:
+        return None
+
+
+def _why(cs: ClusterSnapshot, pod: KubeObject, nodes: Sequence[str]) -> str:
+    """The scheduler's message for a pod the caller found fits none of ``nodes``."""
+    found = fit_error(cs, pod, nodes)
+    assert found is not None, "the pod was just refused by every node"
+    return found.message()
+
+
+# -- steps 1..G: one estimate per group -----------------------------------------------------------
+
+
+def _group_size(plan: dict[str, Any], results: dict[str, Any], group: str) -> int:
+    """The group's nodes now: its members not removed, and the nodes added to it."""
+    added = int(results["added"].get(group, 0))
+    removed = int(results.get("removed_from", {}).get(group, 0))
+    return int(plan["sizes"].get(group, 0)) + added - removed
+
+
+def _limit(plan: dict[str, Any], results: dict[str, Any], group: NodeGroup) -> int:
+    if group.max_size is None:
+        return MAX_NODES_PER_SCALEUP
+    return min(MAX_NODES_PER_SCALEUP, group.max_size - _group_size(plan, results, group.name))
+
+
+def _new_node(cs: ClusterSnapshot, group: NodeGroup) -> Any:
+    def make(index: int) -> tuple[KubeObject, list[KubeObject]]:
+        name = f"{group.name}-new-{index}"
+        while cs.node(name) is not None:  # a name the cluster already has
+            name += "-x"
+        return instantiate(group, name)
+
+    return make
+
+
+def _run_estimator(
+    cs: ClusterSnapshot, group: NodeGroup, pending: list[KubeObject], limit: int
+) -> Estimate:
+    ordered = order_groups(equivalence_groups(pending), group.node)
+    return estimate(cs, ordered, _new_node(cs, group), limit)
+
+
+def _estimate_group(
+    sim: Sim, plan: dict[str, Any], group: NodeGroup, results: dict[str, Any]
+) -> None:
+    cs = sim.cluster
+    pending = _pending(sim, plan)
+    record: dict[str, Any] = {"nodes": 0, "pods": [], "reasons": {}}
+    limit = _limit(plan, results, group)
+    if pending and limit <= 0:
+        record["reasons"] = {key_of(p): MAX_SIZE_REACHED for p in pending}
+    elif pending:
+        sim.fork(f"estimate node group {group.name}")
+        found = _run_estimator(cs, group, pending, limit)
+        record["nodes"], record["pods"] = len(found.nodes), list(found.pods)
+        placed = set(found.pods)
+        probe: str | None = None
+        for pod in pending:
+            if key_of(pod) in placed:
+                continue
+            if probe is None:  # a fresh node of the group: why the pod fits no new node
+                node, slices = _new_node(cs, group)(len(found.added))
+                cs.add_node(node, slices=slices)
+                probe = name_of(node)
+            refused = fit_error(cs, pod, [probe])
+            refusal = refused.node_result(probe) if refused is not None else None
+            if refusal is not None:
+                reason = refusal.message
+            else:
+                reason = MAX_SIZE_REACHED if found.limited else "not placed by the estimator"
+            record["reasons"][key_of(pod)] = reason
+        sim.revert()
+    sim.store.put(DECISION_KIND, f"estimate/{group.name}", record)
+
+
+# -- step G+1: the expander's choice --------------------------------------------------------------
+
+
+def _scale_up(
+    sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], results: dict[str, Any]
+) -> dict[str, Any]:
+    cs = sim.cluster
+    store = sim.store
+    settings = plan["settings"]
+    estimates = {g.name: store.get(DECISION_KIND, f"estimate/{g.name}") or {} for g in groups}
+    options = []
+    for group in groups:
+        found = estimates[group.name]
+        if found.get("nodes", 0) > 0 and found.get("pods"):
+            pods = [store.get(PENDING_KIND, key) for key in found["pods"]]
+            options.append(Option(group.name, found["nodes"], pods, group.node))
+    priorities = {int(p): list(patterns) for p, patterns in plan["priorities"]}
+    if "priority" in settings["expander"].split(","):
+        for option in options:
+            if not any(re.search(x, option.group) for xs in priorities.values() for x in xs):
+                _warn(
+                    sim,
+                    f"priority expander: node group {option.group} not found in the priority "
+                    "expander's configuration; the group won't be used",
+                )
+    rng = random.Random(settings["seed"])
+    best = choose(options, settings["expander"].split(","), rng, priorities)
+    chosen: dict[str, Any] = {"node_group": None, "added": {}, "new_nodes": []}
+    placed = 0
+    if best is not None:
+        group = next(g for g in groups if g.name == best.group)
+        pending = _pending(sim, plan)
+        sim.fork(f"scale up node group {group.name}")
+        found = _run_estimator(cs, group, pending, _limit(plan, results, group))
+        for name in found.added:
+            if name not in found.nodes:
+                cs.remove_node(name)  # upstream counts only new nodes that got a pod
+        sim.commit()
+        for key in found.pods:
+            store.delete(PENDING_KIND, key)
+            namespace, pod_name = key.split("/", 1)
+            bound = cs.pod(namespace, pod_name) or {}
+            decision = store.get(DECISION_KIND, f"pod/{key}") or {}
+            where = (bound.get("spec") or {}).get("nodeName")
+            store.put(DECISION_KIND, f"pod/{key}", {**decision, "new": where})
+        chosen = {
+            "node_group": group.name,
+            "added": {group.name: len(found.nodes)},
+            "new_nodes": list(found.nodes),
+        }
+        placed = len(found.pods)
+    store.put(DECISION_KIND, SCALE_UP_KEY, chosen)
+    unschedulable = 0
+    for pod in _pending(sim, plan):
+        key = key_of(pod)
+        decision = store.get(DECISION_KIND, f"pod/{key}") or {}
+        fits = [g.name for g in groups if key in estimates[g.name].get("pods", ())]
+        if fits:
+            tail = (
+                f"pod didn't trigger scale-up: it fits node group(s) {', '.join(fits)}, but "
+                f"the expander chose {chosen['node_group']}"
+            )
+        elif not groups:
+            tail = "pod didn't trigger scale-up: no node groups"
+        else:
+            counts = Counter(
+                estimates[g.name].get("reasons", {}).get(key, "no pending pods") for g in groups
+            )
+            tail = "pod didn't trigger scale-up: " + ", ".join(
+                sorted(f"{n} {reason}" for reason, n in counts.items())
+            )
+        reason = f"{decision.get('why') or ''} {tail}".strip()
+        store.put(DECISION_KIND, f"pod/{key}", {**decision, "unschedulable": reason})
+        unschedulable += 1
+    # The scheduler's answer and each group's, as PodFailure records: `drasnap explain` and
+    # the pod_failures view read them, as for a scale-up.
+    record_unschedulable(sim, list(_pending(sim, plan)), groups, "autoscale")
+    return {
+        **results,
+        "placed": results["placed"] + placed,
+        "node_group": chosen["node_group"],
+        "added": chosen["added"],
+        "unschedulable": unschedulable,
+    }
+
+
+# -- the rest: scale-down, one candidate per step ---------------------------------------------
+
+
+def _scale_down(
+    sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], node: str, results: dict[str, Any]
+) -> dict[str, Any]:
+    """Decide candidate ``node``; returns the new results."""
+    reason = _keep_reason(sim, plan, groups, node, results)
+    moved = 0
+    if reason is None:
+        moved_or_reason = _try_remove(sim, node)
+        if isinstance(moved_or_reason, str):
+            reason = moved_or_reason
+        else:
+            moved = moved_or_reason
+            if results["added"] and results["removed"] == 0:
+                _warn(
+                    sim,
+                    "the cluster-autoscaler removes no node in a loop that scales up "
+                    "(--scale-down-delay-after-add, 10m): removed lists the nodes found "
+                    "unneeded now",
+                )
+    sim.store.put(DECISION_KIND, f"node/{node}", {"removed": reason is None, "reason": reason})
+    if reason is not None:
+        return {**results, "kept": results["kept"] + 1}
+    group = plan["members"][node]
+    removed_from = dict(results.get("removed_from", {}))
+    removed_from[group] = removed_from.get(group, 0) + 1
+    return {
+        **results,
+        "placed": results["placed"] + moved,
+        "removed": results["removed"] + 1,
+        "removed_from": removed_from,
+    }
+
+
+def _keep_reason(
+    sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], node: str, results: dict[str, Any]
+) -> str | None:
+    """Why ``node`` is no candidate for removal, or None when it is one."""
+    threshold = float(plan["settings"]["scale_down_utilization_threshold"])
+    name = plan["members"].get(node)
+    group = next((g for g in groups if g.name == name), None)
+    if group is None:
+        return "not in an autoscaled node group"
+    annotations = ((sim.cluster.node(node) or {}).get("metadata") or {}).get("annotations") or {}
+    if annotations.get(SCALE_DOWN_DISABLED) == "true":
+        return f"scale-down disabled by annotation {SCALE_DOWN_DISABLED}"
+    if _group_size(plan, results, group.name) <= group.min_size:
+        return f"node group {group.name} is at its minimum size ({group.min_size})"
+    try:
+        utilization = node_utilization(sim.cluster, node)
+    except UtilizationError as exc:
+        return f"utilization not known: {exc}"
+    if utilization.value >= threshold:
+        return (
+            f"not underutilized: {utilization.resource} utilization {utilization.value:.3g} is "
+            f"not under the threshold {threshold:g}"
+        )
+    return None
+
+
+def _try_remove(sim: Sim, node: str) -> int | str:
+    """Remove ``node`` if no pod blocks it and its pods all fit elsewhere: how many pods
+    moved, or why it stays."""
+    cs = sim.cluster
+    pods = drain(cs.pods_on_node(node))
+    if pods.blocked is not None:
+        key, message = pods.blocked
+        return f"pod {key} blocks its removal: {message}"
+    sim.fork(f"remove node {node}")
+    unbound = [cs.unschedule_pod(namespace_or_default(p), name_of(p)) for p in pods.move]
+    cs.remove_node(node)
+    others = cs.node_names()
+    for pod in unbound:
+        if cs.schedule_pod_anywhere(pod, others) is None:
+            why = _why(cs, pod, others)
+            sim.revert()
+            return f"pod {key_of(pod)} cannot move to another node: {why}"
+    sim.commit()
+    return len(unbound)

@@ -1,0 +1,205 @@
+"""The autoscale scenario's inputs beside the manifests: node groups and expander priorities.
+
+``--node-groups FILE`` (YAML) replaces the node groups read from node labels::
+
+    nodeGroups:
+      - name: a100           # nodes labelled drasnap.io/node-group=a100 are its members
+        minSize: 0           # scale-down keeps at least this many (default 0)
+        maxSize: 4           # scale-up grows it to at most this many (default: no limit)
+        node: gpu-a100-0     # the template: a node of --from, with its local slices
+      - name: h100
+        maxSize: 2
+        node: {apiVersion: v1, kind: Node, metadata: {name: h100-template}, status: ...}
+        slices: [...]        # ResourceSlices of that node (nodeName: h100-template)
+
+``--expander-priorities FILE`` is the priority expander's configuration, in upstream's shape:
+the ``cluster-autoscaler-priority-expander`` ConfigMap (its ``data.priorities`` YAML text), or
+that YAML alone: a priority (integer, higher wins) to a list of regular expressions matched
+against group names.
+
+A template node is sanitized as upstream's ``TemplateNodeInfoFromExampleNodeInfo`` does for
+a node it copies (``simulator/node_info_utils.go``): the cluster-autoscaler's own taints
+(``ToBeDeletedByClusterAutoscaler``, ``DeletionCandidateOfClusterAutoscaler``) and the node
+condition taints (``node.kubernetes.io/*``: not-ready, unreachable, ...) are dropped, and so is
+``spec.unschedulable`` (a cordoned example node makes schedulable new nodes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from drasnap.snapshot import parse_manifests
+from drasnap.snapshot.errors import ObjectValidationError, ScenarioError
+from drasnap.snapshot.k8s.objects import KubeObject, name_of
+from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup
+from drasnap.snapshot.simulation.settings import Settings
+
+_AUTOSCALER_TAINTS = ("ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler")
+_CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
+PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
+
+
+def files_digest(source_digest: str, *files: str | None) -> str:
+    """The digest a resumed autoscale run must see again: the manifests' and the files'."""
+    h = hashlib.blake2b(source_digest.encode(), digest_size=16)
+    for file in files:
+        if file is not None:
+            h.update(file.encode())
+            h.update(Path(file).read_bytes())
+    return h.hexdigest()
+
+
+def configure(cluster: Cluster, settings: Settings) -> Cluster:
+    """Apply the node-group and priority files of ``settings`` to ``cluster``.
+
+    Raises:
+        ScenarioError: a file is unreadable or not in its shape.
+    """
+    if settings.node_groups_file is not None:
+        cluster.groups = _node_groups(Path(settings.node_groups_file), cluster)
+    if settings.expander_priorities is not None:
+        cluster.priorities = _priorities(Path(settings.expander_priorities))
+    cluster.groups = [sanitized(g) for g in cluster.groups]
+    return cluster
+
+
+def sanitized(group: NodeGroup) -> NodeGroup:
+    """The group with its template node sanitized (module docstring)."""
+    spec = dict(group.node.get("spec") or {})
+    taints = [
+        t
+        for t in spec.get("taints") or ()
+        if t.get("key") not in _AUTOSCALER_TAINTS
+        and not str(t.get("key", "")).startswith(_CONDITION_TAINT_PREFIX)
+    ]
+    if taints:
+        spec["taints"] = taints
+    else:
+        spec.pop("taints", None)
+    spec.pop("unschedulable", None)
+    node = {**group.node, "spec": spec}
+    return NodeGroup(group.name, node, group.slices, group.min_size, group.max_size)
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{path}: not YAML: {' '.join(str(exc).split())}") from exc
+
+
+def _size(path: Path, name: str, entry: dict[str, Any], key: str) -> int | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ScenarioError(f"{path}: node group {name!r}: {key} must be a whole number >= 0")
+    return value
+
+
+def _node_groups(path: Path, cluster: Cluster) -> list[NodeGroup]:
+    data = _read_yaml(path)
+    entries = data.get("nodeGroups") if isinstance(data, dict) else data
+    if not isinstance(entries, list) or not entries:
+        raise ScenarioError(f"{path}: expected nodeGroups: a list of node groups")
+    nodes = {name_of(node): (node, slices) for node, slices, _pods in cluster.nodes}
+    groups: list[NodeGroup] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise ScenarioError(f"{path}: node group {i}: expected a mapping with a name")
+        name = entry["name"]
+        if any(g.name == name for g in groups):
+            raise ScenarioError(f"{path}: node group {name!r} is defined twice")
+        unknown = sorted(set(entry) - {"name", "minSize", "maxSize", "node", "slices"})
+        if unknown:
+            raise ScenarioError(
+                f"{path}: node group {name!r}: unknown field(s) {', '.join(unknown)}"
+            )
+        low = _size(path, name, entry, "minSize") or 0
+        high = _size(path, name, entry, "maxSize")
+        if high is not None and high < low:
+            raise ScenarioError(f"{path}: node group {name!r}: maxSize {high} < minSize {low}")
+        node = entry.get("node")
+        if isinstance(node, str):
+            if node not in nodes:
+                raise ScenarioError(f"{path}: node group {name!r}: no node {node!r} in --from")
+            if entry.get("slices") is not None:
+                raise ScenarioError(
+                    f"{path}: node group {name!r}: slices go with a node written out; a node "
+                    "of --from brings its own"
+                )
+            template, slices = nodes[node]
+        elif isinstance(node, dict):
+            template, slices = _inline_template(path, name, node, entry.get("slices") or [])
+        else:
+            raise ScenarioError(
+                f"{path}: node group {name!r}: node must name a node of --from or be a Node"
+            )
+        groups.append(NodeGroup(name, template, list(slices), low, high))
+    return groups
+
+
+def _inline_template(
+    path: Path, group: str, node: KubeObject, slices: Any
+) -> tuple[KubeObject, list[KubeObject]]:
+    if not isinstance(slices, list):
+        raise ScenarioError(f"{path}: node group {group!r}: slices must be a list")
+    node = {"apiVersion": "v1", "kind": "Node", **node}
+    text = yaml.safe_dump_all([node, *slices])
+    try:
+        m = parse_manifests(text, source=f"{path} node group {group!r}", strict=True)
+    except ObjectValidationError as exc:
+        raise ScenarioError(str(exc)) from exc
+    if len(m.nodes) != 1 or len(m.slices) != len(slices):
+        raise ScenarioError(
+            f"{path}: node group {group!r}: node must be one Node, slices ResourceSlices"
+        )
+    (template,) = m.nodes
+    for slice_ in m.slices:
+        if (slice_.get("spec") or {}).get("nodeName") != name_of(template):
+            raise ScenarioError(
+                f"{path}: node group {group!r}: slice {name_of(slice_)} is not local to "
+                f"{name_of(template)} (spec.nodeName)"
+            )
+    return template, list(m.slices)
+
+
+def _priorities(path: Path) -> dict[int, list[str]]:
+    data = _read_yaml(path)
+    if isinstance(data, dict) and data.get("kind") == "ConfigMap":
+        text = (data.get("data") or {}).get("priorities")
+        if not isinstance(text, str) or not text.strip():
+            raise ScenarioError(
+                f"{path}: ConfigMap {PRIORITY_CONFIGMAP} has no data.priorities; expected "
+                "YAML mapping priorities to lists of regular expressions"
+            )
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ScenarioError(f"{path}: data.priorities is not YAML: {exc}") from exc
+    if not isinstance(data, dict) or not data:
+        raise ScenarioError(
+            f"{path}: expected priorities: an integer priority to a list of regular expressions"
+        )
+    priorities: dict[int, list[str]] = {}
+    for prio, patterns in data.items():
+        if not isinstance(prio, int) or isinstance(prio, bool):
+            raise ScenarioError(f"{path}: priority {prio!r} is not an integer")
+        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+            raise ScenarioError(f"{path}: priority {prio}: expected a list of regular expressions")
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ScenarioError(
+                    f"{path}: can't compile regexp rule for priority {prio} and rule {pattern}: "
+                    f"{exc}"
+                ) from exc
+        priorities[prio] = list(patterns)
+    return priorities

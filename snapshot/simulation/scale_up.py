@@ -1,0 +1,114 @@
+"""Scale-up: upstream's ``BenchmarkRunOnceScaleUpDRA`` loop (cluster-autoscaler
+``core/bench/benchmark_runonce_test.go``).
+
+For each node group in turn: Fork, add template nodes one by one and bin-pack the pending pods
+onto them (each pod tries the newest node, then a new one), record how many nodes the group
+needs, Revert. Then take the group needing the fewest nodes (the first on a tie) and apply that
+expansion: Fork, add, schedule, Commit. Pending pods that fit no node of a group stay pending,
+and the run records why (``snapshot.simulation.failures``: a ``PodFailure`` each).
+
+Steps: step i < len(groups) estimates group i; step len(groups) applies the best one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drasnap.snapshot.k8s.kinds import key_of
+from drasnap.snapshot.k8s.objects import KubeObject
+from drasnap.snapshot.simulation.failures import record_unschedulable
+from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup, instantiate
+from drasnap.snapshot.simulation.record import Sim
+
+PENDING_KIND = "PendingPod"
+GROUP_KIND = "NodeGroup"
+
+
+def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
+    """Write the starting state; returns what the plan record holds."""
+    for pod in cluster.pending:
+        sim.store.put(PENDING_KIND, key_of(pod), pod)
+    for group in cluster.groups:
+        sim.store.put(GROUP_KIND, group.name, {"node": group.node, "slices": group.slices})
+    return {
+        "pending": [key_of(p) for p in cluster.pending],
+        "groups": [g.name for g in cluster.groups],
+    }
+
+
+def steps(plan: dict[str, Any]) -> int:
+    """How many steps the run has: one per node group, then the expansion."""
+    return len(plan["groups"]) + 1
+
+
+_REPORT_EVERY = 64  # pods between progress reports
+
+
+def binpack(
+    sim: Sim, group: NodeGroup, pending: list[KubeObject], step: int = 0
+) -> tuple[int, int]:
+    """Add nodes of ``group`` and place ``pending`` on them; returns (nodes added, pods placed).
+
+    ``step`` is the run's step it belongs to, for progress reports."""
+    cs = sim.cluster
+    added = placed = 0
+    newest: str | None = None
+    for i, pod in enumerate(pending):
+        if i % _REPORT_EVERY == 0:
+            sim.advance(step + i / len(pending), f"{group.name}: {added:,} nodes, {placed:,} pods")
+        if newest is not None and cs.schedule_pod_anywhere(pod, [newest]) is not None:
+            placed += 1
+            continue
+        name = f"{group.name}-{added:05d}"
+        node, slices = instantiate(group, name)
+        cs.add_node(node, slices=slices)
+        if cs.schedule_pod_anywhere(pod, [name]) is None:
+            cs.remove_node(name)  # the pod fits no node of this group: it stays pending
+            continue
+        newest = name
+        added += 1
+        placed += 1
+    return added, placed
+
+
+def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
+    """Run (or go on with) the steps; returns the final results."""
+    store = sim.store
+    pending = [store.get(PENDING_KIND, key) for key in plan["pending"]]
+    groups = [
+        NodeGroup(name, store.get(GROUP_KIND, name)["node"], store.get(GROUP_KIND, name)["slices"])
+        for name in plan["groups"]
+    ]
+    progress = sim.progress()
+    results: dict[str, Any] = dict(progress["results"])
+    estimates: dict[str, int] = dict(results.get("estimates", {}))
+    total = len(groups) + 1
+    for step in range(progress["step"], len(groups)):
+        group = groups[step]
+        sim.fork(f"estimate node group {group.name}")
+        nodes, placed = binpack(sim, group, pending, step)
+        sim.revert()
+        estimates[group.name] = nodes if placed else -1
+        # A copy: the store keeps the value it is given, which must never change afterwards
+        # (the next step adds to ``estimates``).
+        results = {"estimates": dict(estimates)}
+        sim.save(step + 1, results)
+    usable = [g for g in groups if estimates.get(g.name, -1) > 0]
+    if not usable:
+        record_unschedulable(sim, pending, groups, "scale-up")
+        results = {"estimates": estimates, "node_group": None, "nodes_added": 0, "placed": 0}
+        sim.save(total, results, done=True)
+        return results
+    best = min(usable, key=lambda g: estimates[g.name])  # min keeps the first on a tie
+    sim.fork(f"scale up node group {best.name}")
+    nodes, placed = binpack(sim, best, pending, len(groups))
+    sim.commit()
+    for pod in pending:
+        if sim.cluster.pod(pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]):
+            store.delete(PENDING_KIND, key_of(pod))
+    record_unschedulable(sim, pending, groups, "scale-up")
+    results = {"estimates": estimates, "node_group": best.name, "nodes_added": nodes}
+    results["placed"] = placed
+    sim.advance(total, f"{best.name}: {nodes:,} nodes added")
+    sim.save(total, results, done=True)
+    return results

@@ -1,0 +1,208 @@
+"""A run's settings: what it simulates, its sizes and their limits, checked before anything is
+built or written. Light on purpose: the command line reads its choices and limits from here
+while it parses, before any heavy module is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from drasnap.snapshot.errors import ScenarioError
+from drasnap.snapshot.k8s.features import resolve_feature_gates
+
+__all__ = [
+    "DEVICES",
+    "LIMITS",
+    "SCENARIOS",
+    "Report",
+    "Settings",
+    "StopRequest",
+    "settings_options",
+]
+
+Report = Callable[[float, int, str], None]
+"""``report(done, total, detail)``: ``done`` steps of ``total`` (fractions within a step)."""
+
+StopRequest = Callable[[], int | None]
+"""Asked at every step boundary: the number of a signal that asked the run to stop, or None."""
+
+
+SCENARIOS = ("scale-up", "scale-down", "autoscale")
+#: The settings only ``autoscale`` has: left out of the other scenarios' records, so their
+#: runs (and state digests) stay what they were.
+AUTOSCALE_SETTINGS = (
+    "expander",
+    "expander_priorities",
+    "node_groups_file",
+    "scale_down_utilization_threshold",
+)
+#: What scale-up's template nodes offer (snapshot.simulation.generated): one device per GPU, or each
+#: GPU whole and as slices through shared counters, asked for as "a full GPU, else two slices".
+DEVICES = ("flat", "partitionable")
+#: The settings that generate a cluster; ``autoscale`` reads one (``--from``) and takes none.
+SIZES = ("pods", "gpus_per_node", "node_groups", "nodes", "pods_per_node", "devices")
+
+#: The sizes a run may have, checked before anything is built: (smallest, largest). The
+#: largest keep a run within this machine's memory (a scale-up holds every pending pod and its
+#: claim, ~20 KB each) and within Kubernetes' own limits: a ResourceSlice lists at most 128
+#: devices (``resource.k8s.io/v1`` ResourceSliceMaxDevices) and a node runs at most 110 pods
+#: by default (the kubelet's ``--max-pods``).
+LIMITS: dict[str, tuple[int, int]] = {
+    "seed": (0, 2**63 - 1),
+    "pods": (1, 200_000),
+    "gpus_per_node": (1, 128),
+    "node_groups": (1, 8),
+    "nodes": (1, 100_000),
+    "pods_per_node": (0, 110),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Scenario sizes; the defaults are upstream's DRA RunOnce benchmarks
+    (``cluster-autoscaler/core/bench/benchmark_runonce_test.go``)."""
+
+    scenario: str
+    seed: int = 0
+    pods: int = 4000  # scale-up: pending pods
+    gpus_per_node: int | None = None  # None: the scenario's (8 for scale-up, 10 for scale-down)
+    node_groups: int = 1  # scale-up
+    nodes: int = 800  # scale-down
+    pods_per_node: int = 4  # scale-down
+    source: str | None = None  # --from DIR: manifests instead of generated objects
+    source_digest: str | None = None
+    devices: str = "flat"  # scale-up: one of DEVICES
+    # Kubernetes feature gates, every one the simulation knows, resolved (1.36's defaults
+    # plus --feature-gates): a resumed run must run under the same ones.
+    feature_gates: dict[str, bool] = field(default_factory=resolve_feature_gates)
+    # autoscale only (AUTOSCALE_SETTINGS): the expander chain (--expander), the priority
+    # expander's file, the node-group file (--node-groups FILE), the scale-down threshold.
+    expander: str = "least-waste"
+    expander_priorities: str | None = None
+    node_groups_file: str | None = None
+    scale_down_utilization_threshold: float = 0.5
+
+    @property
+    def gpus(self) -> int:
+        """GPUs per node, resolved (see :meth:`resolved`)."""
+        resolved = self.resolved().gpus_per_node
+        assert resolved is not None
+        return resolved
+
+    def resolved(self) -> Settings:
+        """These settings with the scenario's defaults filled in."""
+        if self.gpus_per_node is not None or self.scenario == "autoscale":
+            return self
+        gpus = 8 if self.scenario == "scale-up" else 10
+        return Settings(**{**asdict(self), "gpus_per_node": gpus})
+
+    def check(self) -> None:
+        """Raise ScenarioError for settings no run can have (call on resolved settings)."""
+        if self.scenario not in SCENARIOS:
+            raise ScenarioError(
+                f"unknown scenario {self.scenario!r}: choose {', '.join(SCENARIOS[:-1])} or "
+                f"{SCENARIOS[-1]}"
+            )
+        if self.scenario == "autoscale":
+            self._check_autoscale()
+            return
+        for name, (low, high) in LIMITS.items():
+            value = getattr(self, name)
+            option = f"--{name.replace('_', '-')}"
+            if value is None or value < low:
+                got = "" if value is None else f", got {value}"
+                raise ScenarioError(f"{option} must be at least {low}{got}")
+            if value > high:
+                raise ScenarioError(f"{option} must be at most {high:,}, got {value:,}")
+        if self.scenario == "scale-down" and self.pods_per_node > self.gpus:
+            raise ScenarioError(
+                f"--pods-per-node {self.pods_per_node} cannot exceed --gpus-per-node "
+                f"{self.gpus_per_node}: each pod holds one GPU"
+            )
+        if self.devices not in DEVICES:
+            raise ScenarioError(
+                f"unknown --devices {self.devices!r}: choose {' or '.join(DEVICES)}"
+            )
+        if self.devices != "flat" and (self.scenario != "scale-up" or self.source is not None):
+            raise ScenarioError(
+                f"--devices {self.devices} is for generated scale-up runs (not scale-down, "
+                "not --from, whose manifests say what the nodes offer)"
+            )
+        if self.scenario == "scale-up" and self.gpus >> (self.node_groups - 1) < 1:
+            raise ScenarioError(
+                f"--node-groups {self.node_groups} halves --gpus-per-node {self.gpus_per_node} "
+                "below one GPU for the last group"
+            )
+
+    def _check_autoscale(self) -> None:
+        if self.source is None:
+            raise ScenarioError("autoscale needs a cluster: give --from DIR (kubectl dumps)")
+        defaults = Settings(scenario="autoscale")
+        for name in SIZES:
+            if getattr(self, name) != getattr(defaults, name):
+                option = f"--{name.replace('_', '-')}"
+                raise ScenarioError(f"{option} does not apply to autoscale (its cluster is --from)")
+        low, high = LIMITS["seed"]
+        if not low <= self.seed <= high:
+            raise ScenarioError(f"--seed must be between {low} and {high:,}, got {self.seed}")
+        from drasnap.snapshot.autoscaler.expanders import EXPANDERS
+
+        names = self.expander.split(",")
+        for name in names:
+            if name not in EXPANDERS:
+                raise ScenarioError(
+                    f"unknown expander {name!r} in --expander: choose from {', '.join(EXPANDERS)}"
+                    " (a comma-separated chain, as the cluster-autoscaler's --expander)"
+                )
+        if "priority" in names and self.expander_priorities is None:
+            raise ScenarioError("--expander priority needs --expander-priorities FILE")
+        if self.expander_priorities is not None and "priority" not in names:
+            raise ScenarioError("--expander-priorities is used only with --expander priority")
+        threshold = self.scale_down_utilization_threshold
+        if not 0.0 <= threshold <= 1.0:
+            raise ScenarioError(
+                f"--scale-down-utilization-threshold must be between 0 and 1, got {threshold}"
+            )
+
+    def as_options(self) -> list[str]:
+        """The command-line words that give these settings (:func:`settings_options`)."""
+        return settings_options(self.record())
+
+    def record(self) -> dict[str, Any]:
+        """The settings as the run's plan records them. Settings newer than a scenario's
+        first runs are left out when they have their default, so those runs keep their records
+        and state digests: the autoscale ones outside autoscale, ``devices`` when "flat"."""
+        record = asdict(self)
+        if self.scenario != "autoscale":
+            for name in AUTOSCALE_SETTINGS:
+                del record[name]
+        if record["devices"] == "flat":
+            del record["devices"]
+        return record
+
+
+#: Settings whose option is not named after them.
+_OPTIONS = {"source": "from", "node_groups_file": "node-groups"}
+
+
+def settings_options(record: dict[str, Any]) -> list[str]:
+    """The ``drasnap simulate`` options (words, in order) that give the settings a run recorded
+    (:meth:`Settings.record`), leaving out those at their defaults and the scenario itself.
+    Feature gates are the ones changed from Kubernetes 1.36's defaults."""
+    defaults = Settings(scenario=str(record["scenario"])).resolved().record()
+    words: list[str] = []
+    for key, value in record.items():
+        if key in ("scenario", "source_digest") or value == defaults.get(key):
+            continue
+        if key == "feature_gates":
+            changed = [
+                f"{gate}={str(on).lower()}"
+                for gate, on in sorted(value.items())
+                if defaults[key].get(gate) != on
+            ]
+            words += ["--feature-gates", ",".join(changed)]
+            continue
+        words += [f"--{_OPTIONS.get(key, key.replace('_', '-'))}", str(value)]
+    return words

@@ -1,0 +1,88 @@
+"""The public names of drasnap.store (loaded lazily by __init__.py; mypy reads this)."""
+
+from .catalog import StoreInfo, list_stores
+from .durable import Store
+from .errors import (
+    DatabaseError,
+    InvalidValueError,
+    JournalError,
+    MissingDriverError,
+    NotADatabaseError,
+    ReadOnlyError,
+    SchemaVersionError,
+    StoreClosedError,
+    StoreError,
+    StoreLockedError,
+    StoreNotFoundError,
+)
+from .interface import (
+    ABSENT,
+    NEVER,
+    Follower,
+    LayerInfo,
+    ReadOnlyState,
+    VersionedStore,
+)
+from .journal import Fate, Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
+from .jsondiff import MISSING, FieldChange, field_diff
+from .memory import MemoryStore
+from .options import StoreOptions
+from .playback import (
+    Divergence,
+    ObjectChange,
+    ReplayReport,
+    State,
+    StateDiff,
+    diff,
+    open_state,
+    replay,
+)
+from .sql_query import QueryResult, query
+from .view_registry import View, iso_utc_sql, register_view
+
+__all__ = [
+    "ABSENT",
+    "MISSING",
+    "NEVER",
+    "Divergence",
+    "Fate",
+    "FieldChange",
+    "Follower",
+    "Journal",
+    "JournalInfo",
+    "JournalRecord",
+    "LayerHistory",
+    "LayerInfo",
+    "MemoryStore",
+    "ObjectChange",
+    "OpenLayer",
+    "QueryResult",
+    "ReadOnlyState",
+    "ReplayReport",
+    "State",
+    "StateDiff",
+    "Store",
+    "StoreInfo",
+    "StoreOptions",
+    "VersionedStore",
+    "View",
+    "diff",
+    "field_diff",
+    "iso_utc_sql",
+    "list_stores",
+    "open_state",
+    "query",
+    "register_view",
+    "replay",
+    "DatabaseError",
+    "InvalidValueError",
+    "JournalError",
+    "MissingDriverError",
+    "NotADatabaseError",
+    "ReadOnlyError",
+    "SchemaVersionError",
+    "StoreClosedError",
+    "StoreError",
+    "StoreLockedError",
+    "StoreNotFoundError",
+]
