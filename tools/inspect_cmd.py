@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 from drasnap.snapshot import CLAIM_KIND, ClaimSummary, summarize_claims
-from drasnap.snapshot.simulation import autoscale_decisions
+from drasnap.snapshot.simulation import decisions_so_far
 from drasnap.store import State, open_state
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import database, json_option, name_option, store_to_read
@@ -63,7 +63,7 @@ def _gather(state: State, kind: str | None, key: str | None) -> dict[str, Any]:
             for ly in state.layers
         ],
         "counts": counts,
-        "autoscale": autoscale_decisions(state),
+        "autoscale": decisions_so_far(state),
         "claims": [_claim_json(c) for c in claims],
         "objects": objects,
     }

@@ -1,7 +1,7 @@
 """Public names (loaded lazily by __init__.py; mypy reads this)."""
 
 from . import generated
-from .autoscale import decisions_so_far as autoscale_decisions
+from .autoscale import decisions_so_far
 from .autoscale_config import files_digest
 from .inputs import Cluster, source_digest
 from .lifecycle import RunSession
@@ -24,7 +24,7 @@ __all__ = [
     "RunSession",
     "Settings",
     "StopRequest",
-    "autoscale_decisions",
+    "decisions_so_far",
     "choose_store",
     "files_digest",
     "find_run",

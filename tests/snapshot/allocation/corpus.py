@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +16,9 @@ from drasnap.snapshot.allocation.allocator import allocate
 from drasnap.snapshot.errors import AllocationError
 from drasnap.snapshot.k8s.quantity import Quantity
 
-CASES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "allocator-cases"
+from tests.paths import FIXTURES
+
+CASES_DIR = FIXTURES / "allocator-cases"
 
 #: upstream's ``Features{}`` fields (the corpus' ``upstream_features``) -> Kubernetes gates.
 FEATURE_FIELDS: dict[str, tuple[str, ...]] = {

@@ -19,7 +19,9 @@ from drasnap.snapshot.ingest.manifests import load_manifests, parse_manifests
 from drasnap.snapshot.k8s.kinds import object_key
 from drasnap.snapshot.k8s.objects import name_of
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "manifests"
+from tests.paths import FIXTURES
+
+FIXTURES = FIXTURES / "manifests"
 DEMO = FIXTURES / "dra-example-demo"
 QUICKSTART = FIXTURES / "nvidia-quickstart-v1beta1"
 DUMP = FIXTURES / "kubectl-dump" / "cluster.json"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from drasnap.snapshot.errors import FeatureGateError
 from drasnap.snapshot.k8s.features import (
@@ -13,6 +11,8 @@ from drasnap.snapshot.k8s.features import (
     parse_feature_gates,
     resolve_feature_gates,
 )
+
+from tests.paths import ROOT
 
 # Kubernetes 1.36's defaults, from the versioned feature specs of kubernetes/kubernetes
 # (staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go, formerly
@@ -119,7 +119,7 @@ def test_allocator_switches_follow_the_scheduler() -> None:
 def test_the_readme_table_lists_every_gate_with_its_stage_and_default() -> None:
     # README.md's "DRA features" table: one row per gate of FEATURE_GATES, stage and default
     # as Kubernetes 1.36 ships them, and what drasnap does with it.
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     table = readme.split("## DRA features", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in table.splitlines():

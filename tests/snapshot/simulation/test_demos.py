@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +27,9 @@ from drasnap.snapshot.simulation.runner import prepare, simulate
 from drasnap.snapshot.simulation.settings import Settings
 from drasnap.store import MemoryStore
 
-DEMOS = Path(__file__).resolve().parents[1] / "fixtures" / "demos"
+from tests.paths import FIXTURES
+
+DEMOS = FIXTURES / "demos"
 
 
 @dataclass
