@@ -21,8 +21,9 @@ takes the writer lock and translates driver errors (``errors`` is the error tree
 ``views`` creates the SQL views the layers above register. ``journal`` reads the journal and
 gives each layer its fate, ``chain`` is the digest that seals the journal rows at every
 checkpoint, ``playback`` replays a journal (replay, the state at a point, diffs), ``jsondiff``
-diffs two values field by field, ``sql_query`` runs read-only SQL, and ``catalog`` lists the
-named stores of a database without opening them.
+diffs two values field by field, ``sql_query`` runs read-only SQL (``sql_lexer`` finds the
+code of a statement as the database's lexer does, ``sql_refused`` names the functions it
+refuses), and ``catalog`` lists the named stores of a database without opening them.
 """
 
 from typing import TYPE_CHECKING
