@@ -1,24 +1,50 @@
 """Read-only SQL on a drasnap database, for people and scripts (``drasnap query``).
 
-Three guards, so a query can read everything and change nothing:
+A query may read everything and change nothing. Two kinds of guard stand, so that neither has
+to be perfect:
 
-1. The statement is checked before it runs: exactly one statement, starting with ``SELECT``,
-   ``WITH``, ``VALUES``, ``EXPLAIN`` or ``PRAGMA`` (plus ``TABLE`` and ``SHOW`` on
-   PostgreSQL). ``INSERT``, ``UPDATE``, ``DELETE``, ``DROP``, ``ATTACH``... are refused by name;
-   a first word that starts no statement (a typo) goes to the database, which reports the
-   syntax error, and guards 2 and 3 still stand.
-2. The connection is read-only: SQLite ``PRAGMA query_only = ON``, PostgreSQL
-   ``default_transaction_read_only`` (every transaction is ``READ ONLY``).
-3. On SQLite an authorizer allows only reads, functions, recursive CTEs and the introspection
-   pragmas while the statement is compiled: a write hidden in a ``WITH``, an ``ATTACH`` (which
-   could create a file) or ``PRAGMA query_only = OFF`` is refused even though it passed (1).
+**Before the statement is sent** (nothing reaches the database when one of these refuses):
 
-Errors of the driver come back as :class:`store.ReadOnlyError` (a write, refused) or
-:class:`store.DatabaseError` (anything else: a syntax error, an unknown table).
+1. Exactly one statement, starting with ``SELECT``, ``WITH``, ``VALUES``, ``EXPLAIN`` or
+   ``PRAGMA`` (plus ``TABLE`` and ``SHOW`` on PostgreSQL). ``INSERT``, ``UPDATE``, ``DELETE``,
+   ``DROP``, ``ATTACH``, ``COPY``, ``SET``... are refused by name; a first word that starts no
+   statement (a typo) goes to the database, which reports the syntax error.
+2. On PostgreSQL, the functions that act outside the database's tables (read or write the
+   server's files, signal other sessions, change settings or the server's state, connect
+   elsewhere, write large objects, run SQL given as a string) are refused by name wherever
+   they appear as code: ``store.sql_refused`` lists them, ``store.sql_lexer`` finds the names
+   (and the statements' ends) as the server's lexer does, skipping literals and comments.
+
+**The database's own rules** (they hold whatever the text checks missed):
+
+- PostgreSQL: the connection has ``default_transaction_read_only``; the query runs in a
+  ``READ ONLY`` (``REPEATABLE READ``) transaction that is always rolled back, so even what
+  the read-only mode lets through (large-object writes before PostgreSQL 16) is undone; with
+  ``standard_conforming_strings`` on (how the lexer above reads strings); as the predefined
+  role ``pg_read_all_data`` (``SET LOCAL ROLE``) when the connecting role may take it, a
+  superuser or a member: it may read every table but not the server's files, not signal other
+  sessions, not reload the configuration, so the server refuses those itself (the schemas of
+  the search path are fixed first, as ``"$user"`` would change with the role); sent with the
+  extended protocol (a prepared statement), which runs one statement at most.
+- SQLite: the connection has ``PRAGMA query_only`` (SQLite refuses every write with "attempt
+  to write a readonly database"); an authorizer allows only reads, functions (not
+  ``load_extension``), recursive CTEs and the introspection pragmas while the statement is
+  compiled, so a write hidden in a ``WITH``, an ``ATTACH`` (which could create a file, even on
+  a ``mode=ro`` connection) or ``PRAGMA query_only = OFF`` is refused; ``ATTACH`` is also
+  refused by the attached-databases limit set to 0; and Python's sqlite3 runs one statement at
+  most. (The connection is not opened with ``mode=ro`` where the folder is writable: a
+  ``mode=ro`` reader of a WAL database leaves its ``-wal`` and ``-shm`` files behind, and
+  ``query_only`` refuses the same writes; see ``store._sql._read_only_uri``.)
+
+Not covered by the text checks: functions defined in the database that call the refused ones
+(the rules of the server still hold for them). Errors of the driver come back as
+:class:`store.ReadOnlyError` (a write or a refused function) or :class:`store.DatabaseError`
+(anything else: a syntax error, an unknown table).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sqlite3
@@ -28,6 +54,8 @@ from typing import Any
 
 from drasnap.store import _sql
 from drasnap.store.errors import DatabaseError, InvalidValueError, NotADatabaseError, ReadOnlyError
+from drasnap.store.sql_lexer import Token, pg_tokens, sqlite_code
+from drasnap.store.sql_refused import pg_refused, sqlite_refused
 
 __all__ = ["QueryResult", "query"]
 
@@ -37,11 +65,15 @@ _PG_READS = {"TABLE", "SHOW"}
 # is no statement at all ("SELEC") is left to the database, whose syntax error says more.
 _WRITES = {
     "INSERT", "UPDATE", "DELETE", "REPLACE", "UPSERT", "MERGE", "CREATE", "DROP", "ALTER",
-    "ATTACH", "DETACH", "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
-    "REINDEX", "ANALYZE", "VACUUM", "TRUNCATE", "GRANT", "REVOKE", "COPY", "SET", "RESET",
-    "LOCK", "CALL", "DO", "CLUSTER", "COMMENT", "DISCARD", "IMPORT", "LISTEN", "NOTIFY",
-    "UNLISTEN", "LOAD", "PREPARE", "EXECUTE", "DEALLOCATE", "REFRESH", "SECURITY", "CHECKPOINT",
+    "ATTACH", "DETACH", "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT",
+    "RELEASE", "REINDEX", "ANALYZE", "VACUUM", "TRUNCATE", "GRANT", "REVOKE", "REASSIGN",
+    "COPY", "SET", "RESET", "LOCK", "CALL", "DO", "CLUSTER", "COMMENT", "DISCARD", "IMPORT",
+    "LISTEN", "NOTIFY", "UNLISTEN", "LOAD", "PREPARE", "EXECUTE", "DEALLOCATE", "REFRESH",
+    "SECURITY", "CHECKPOINT",
 }  # fmt: skip
+# The predefined role (PostgreSQL 14 on) a query runs as: SELECT on every table and view,
+# USAGE on every schema, and nothing else (no server files, no signals, no superuser).
+READER_ROLE = "pg_read_all_data"
 
 # sqlite3 authorizer action codes -> the statement they come from, for messages.
 _ACTIONS: dict[int, str] = {
@@ -77,7 +109,6 @@ _ACTIONS: dict[int, str] = {
 _ALLOWED = {
     sqlite3.SQLITE_SELECT,
     sqlite3.SQLITE_READ,
-    sqlite3.SQLITE_FUNCTION,
     sqlite3.SQLITE_RECURSIVE,
 }
 # Pragmas that only describe the schema; with an argument it is a table or index name.
@@ -119,67 +150,104 @@ class QueryResult:
     rows: list[tuple[Any, ...]]
 
 
-def statement_kind(sql: str) -> str:
+def statement_kind(sql: str, dialect: str = "sqlite") -> str:
     """The first keyword of the one statement in ``sql``, upper-cased.
 
     Raises:
-        InvalidValueError: no statement, or more than one.
+        InvalidValueError: no statement, or more than one (or, on PostgreSQL, an unterminated
+            literal or comment).
     """
-    body = _strip(sql)
-    if not body.strip():
-        raise InvalidValueError("the query is empty: give one SQL statement")
-    parts = [p for p in body.split(";") if p.strip()]
-    if len(parts) > 1:
-        raise InvalidValueError(
-            "drasnap query runs one statement at a time; found more than one (split at ';')"
-        )
+    if dialect == "postgresql":
+        return _pg_statement(sql)[0]
+    parts = [p for p in sqlite_code(sql).split(";") if p.strip()]
+    _one_statement(len(parts))
     match = re.match(r"[\s(]*([A-Za-z]+)", parts[0])
     return match.group(1).upper() if match else parts[0].split()[0]
 
 
-def _strip(sql: str) -> str:
-    """``sql`` with comments removed and string literals and quoted names blanked (so their
-    semicolons and keywords do not count)."""
-    out: list[str] = []
-    i, n = 0, len(sql)
-    while i < n:
-        c = sql[i]
-        if c == "-" and sql.startswith("--", i):
-            end = sql.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        if c == "/" and sql.startswith("/*", i):
-            end = sql.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-            out.append(" ")
-            continue
-        if c in "'\"`[":
-            close = "]" if c == "[" else c
-            j = i + 1
-            while j < n:
-                if sql[j] == close:
-                    if close != "]" and j + 1 < n and sql[j + 1] == close:
-                        j += 2  # a doubled quote inside the literal
-                        continue
-                    break
-                j += 1
-            out.append(" x ")
-            i = j + 1
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
+def _one_statement(count: int) -> None:
+    if not count:
+        raise InvalidValueError("the query is empty: give one SQL statement")
+    if count > 1:
+        raise InvalidValueError(
+            "drasnap query runs one statement at a time; found more than one (split at ';')"
+        )
 
 
-def _refusal(what: str, dialect: str = "sqlite") -> ReadOnlyError:
+def _pg_statement(sql: str) -> tuple[str, list[Token]]:
+    """The first keyword of the one statement in ``sql`` and its tokens (PostgreSQL)."""
+    statements: list[list[Token]] = [[]]
+    for token in pg_tokens(sql):
+        if token.kind == ";":
+            statements.append([])
+        else:
+            statements[-1].append(token)
+    statements = [s for s in statements if s]
+    _one_statement(len(statements))
+    tokens = statements[0]
+    first = next((t for t in tokens if t.text != "("), tokens[0])
+    return (first.text.upper() if first.kind == "word" else first.text), tokens
+
+
+def check(sql: str, dialect: str) -> str:
+    """Refuse ``sql`` unless it is one read statement that calls no refused function; its
+    first keyword.
+
+    Raises:
+        ReadOnlyError: a statement that writes, or a refused function (by name).
+        InvalidValueError: no statement, or more than one.
+    """
+    if dialect != "postgresql":
+        kind = statement_kind(sql)
+        if kind not in _READS and kind in _WRITES | _PG_READS:
+            raise _refusal(kind, dialect)
+        return kind
+    kind, tokens = _pg_statement(sql)
+    if kind == "COPY":
+        what, why = _copy_form(tokens)
+        raise _refusal(what, dialect, why)
+    if kind not in _READS | _PG_READS and kind in _WRITES:
+        raise _refusal(kind, dialect)
+    refused = pg_refused(tokens)
+    if refused is not None:
+        name, why = refused
+        raise ReadOnlyError(f"drasnap query is read-only: {name} is refused ({why})")
+    return kind
+
+
+def _copy_form(tokens: list[Token]) -> tuple[str, str]:
+    """The form of a COPY statement, and what it would do, for its refusal."""
+    words = [t.text for t in tokens if t.kind == "word"]
+    direction = "FROM" if "from" in words else "TO"
+    if "program" in words:
+        return f"COPY ... {direction} PROGRAM", "they run a program on the database server"
+    after = [b for a, b in itertools.pairwise(tokens) if a.text in ("from", "to")]
+    if any(t.kind == "string" for t in after):
+        verb = "read" if direction == "FROM" else "write"
+        return f"COPY ... {direction} a file", f"they {verb} a file of the database server"
+    return f"COPY ... {direction}", ""
+
+
+def _refusal(what: str, dialect: str = "sqlite", why: str = "") -> ReadOnlyError:
     reads = "SELECT, WITH, VALUES, EXPLAIN, " + (
         "TABLE or SHOW" if dialect == "postgresql" else "or an introspection PRAGMA"
     )
-    return ReadOnlyError(f"drasnap query is read-only: {what} statements are refused (use {reads})")
+    because = f"{why}; " if why else ""
+    return ReadOnlyError(
+        f"drasnap query is read-only: {what} statements are refused ({because}use {reads})"
+    )
 
 
 def _authorizer(denied: list[str]) -> Callable[..., int]:
+    """A SQLite authorizer: what it denies is appended to ``denied`` (for the message)."""
+
     def authorize(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
+        if action == sqlite3.SQLITE_FUNCTION:  # (arg2 is the function's name)
+            why = sqlite_refused(arg2 or "")
+            if why is None:
+                return sqlite3.SQLITE_OK
+            denied.append(f"{(arg2 or '').lower()} is refused ({why})")
+            return sqlite3.SQLITE_DENY
         if action in _ALLOWED:
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master":
@@ -190,73 +258,150 @@ def _authorizer(denied: list[str]) -> Callable[..., int]:
             name = (arg1 or "").lower()
             if name in _INTROSPECTION or (name in _READABLE_SETTINGS and arg2 is None):
                 return sqlite3.SQLITE_OK
-            denied.append(f"PRAGMA {name}" + (f" = {arg2}" if arg2 is not None else ""))
+            what = f"PRAGMA {name}" + (f" = {arg2}" if arg2 is not None else "")
+            denied.append(str(_refusal(what)).removeprefix(_PREFIX))
             return sqlite3.SQLITE_DENY
-        denied.append(_ACTIONS.get(action, f"this kind of (code {action})"))
+        what = _ACTIONS.get(action, f"this kind of (code {action})")
+        denied.append(str(_refusal(what)).removeprefix(_PREFIX))
         return sqlite3.SQLITE_DENY
 
     return authorize
 
 
+_PREFIX = "drasnap query is read-only: "
+
+
 def query(target: str | os.PathLike[str], sql: str, *, max_rows: int | None = None) -> QueryResult:
     """Run one read-only statement on the database ``target`` (a path or a URL).
 
-    ``max_rows`` limits the rows fetched (None: all of them).
+    ``max_rows`` limits the rows fetched (None: all of them). The statement is checked
+    (:func:`check`) before anything connects to the database.
 
     Raises:
-        ReadOnlyError: the statement would write (INSERT, UPDATE, DELETE, DROP, ATTACH, ...).
+        ReadOnlyError: the statement would write (INSERT, UPDATE, DELETE, DROP, ATTACH, ...)
+            or calls a refused function (pg_read_file, lo_import, set_config, ...).
         InvalidValueError: no statement, or more than one.
         NotADatabaseError: the file does not exist or is not a database.
         DatabaseError: the database refused the statement (syntax error, unknown table, ...).
     """
-    kind = statement_kind(sql)
     info = _sql.parse_target(target)
-    allowed = _READS | (_PG_READS if info.dialect == "postgresql" else set())
-    if kind not in allowed and (kind in _WRITES or kind in _READS | _PG_READS):
-        raise _refusal(kind, info.dialect)
+    check(sql, info.dialect)
     if info.path is not None and not info.path.exists():
         raise NotADatabaseError(f"{info.display} does not exist: give a drasnap database")
+    return run_read_only(info, sql, max_rows)
+
+
+def run_read_only(info: _sql.Target, sql: str, max_rows: int | None = None) -> QueryResult:
+    """Run ``sql`` under the database's own read-only rules alone (no :func:`check`: the tests
+    call this to show those rules hold by themselves), and roll back."""
     engine = _sql.create(info, readonly=True)
     try:
-        with _sql.translate(info, "running the query"), engine.connect() as conn, conn.begin():
+        with (
+            _sql.translate(info, "running the query"),
+            engine.connect() as conn,
+            _sql.snapshot(conn),  # PostgreSQL: BEGIN ... READ ONLY
+            conn.begin() as transaction,
+        ):
             dbapi = conn.connection.dbapi_connection
             assert dbapi is not None
-            return _run(dbapi, info, sql, max_rows)
+            if info.dialect == "sqlite":
+                result = _run_sqlite(dbapi, info, sql, max_rows)
+            else:
+                result = _run_postgres(dbapi, info, sql, max_rows)
+            transaction.rollback()  # (a read has nothing to commit; undo what slipped by)
+            return result
     finally:
         engine.dispose()
 
 
-def _run(dbapi: Any, info: _sql.Target, sql: str, max_rows: int | None) -> QueryResult:
+def _fetch(cursor: Any, max_rows: int | None) -> QueryResult:
+    columns = tuple(d[0] for d in cursor.description or ())
+    if not columns:
+        return QueryResult(columns, [])
+    rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
+    return QueryResult(columns, [tuple(r) for r in rows])
+
+
+def _run_sqlite(dbapi: Any, info: _sql.Target, sql: str, max_rows: int | None) -> QueryResult:
+    (tables,) = dbapi.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    if not tables:  # (SQLite takes an empty file for an empty database)
+        raise NotADatabaseError(f"{info.display} is not a drasnap database (it is empty)")
     denied: list[str] = []
-    sqlite = info.dialect == "sqlite"
-    if sqlite:
-        (tables,) = dbapi.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        if not tables:  # (SQLite takes an empty file for an empty database)
-            raise NotADatabaseError(f"{info.display} is not a drasnap database (it is empty)")
-        dbapi.set_authorizer(_authorizer(denied))
+    attached = dbapi.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    dbapi.set_authorizer(_authorizer(denied))
     cursor = dbapi.cursor()
     try:
         cursor.execute(sql)
-        columns = tuple(d[0] for d in cursor.description or ())
-        if not columns:
-            rows: list[tuple[Any, ...]] = []
-        elif max_rows is None:
-            rows = [tuple(r) for r in cursor.fetchall()]
-        else:
-            rows = [tuple(r) for r in cursor.fetchmany(max_rows)]
-        return QueryResult(columns, rows)
+        return _fetch(cursor, max_rows)
     except Exception as exc:
         if denied:
-            raise _refusal(denied[0]) from exc
+            raise ReadOnlyError(_PREFIX + denied[0]) from exc
         message = " ".join(str(exc).split())
-        if not sqlite and "read-only transaction" in message:
-            raise ReadOnlyError(f"drasnap query is read-only: {message}") from exc
-        if sqlite and "readonly database" in message:
-            raise ReadOnlyError(f"drasnap query is read-only: {message}") from exc
-        if sqlite and "file is not a database" in message:
+        if "readonly database" in message or "too many attached databases" in message:
+            raise ReadOnlyError(_PREFIX + message) from exc
+        if "file is not a database" in message:
             raise NotADatabaseError(f"{info.display} is not a database") from exc
         raise DatabaseError(f"{info.display}: {message} (while running the query)") from exc
     finally:
         cursor.close()
-        if sqlite:
-            dbapi.set_authorizer(None)
+        dbapi.set_authorizer(None)
+        dbapi.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, attached)
+
+
+def _run_postgres(dbapi: Any, info: _sql.Target, sql: str, max_rows: int | None) -> QueryResult:
+    cursor = dbapi.cursor()
+    try:
+        # The lexer of store.sql_lexer reads '...' as the standard says; so must the server
+        # (a URL's options or the database's defaults could have switched it off).
+        cursor.execute("SET LOCAL standard_conforming_strings = on")
+        as_reader = _take_reader_role(cursor)
+        if dbapi.prepare_threshold is None:  # (psycopg would not prepare at all)
+            dbapi.prepare_threshold = 5
+        try:
+            # prepare=True: the extended protocol, under which the server runs one statement
+            # at most ("cannot insert multiple commands into a prepared statement").
+            cursor.execute(sql, prepare=True)
+            return _fetch(cursor, max_rows)
+        except Exception as exc:  # (psycopg.Error; psycopg is imported only with the URL)
+            message = " ".join(str(exc).split())
+            diag = getattr(exc, "diag", None)
+            primary = getattr(diag, "message_primary", None) or message  # (no HINT, no LINE)
+            if "read-only transaction" in primary:
+                raise ReadOnlyError(_PREFIX + primary) from exc
+            if as_reader and primary.startswith(("permission denied", "must be ")):
+                # ("must be superuser or have privileges of the pg_write_server_files role to
+                # COPY to a file", "must be a superuser to terminate superuser process")
+                raise ReadOnlyError(
+                    f"{_PREFIX}{primary} (the query runs as the role {READER_ROLE})"
+                ) from exc
+            raise DatabaseError(f"{info.display}: {message} (while running the query)") from exc
+    finally:
+        cursor.close()
+
+
+def _take_reader_role(cursor: Any) -> bool:
+    """``SET LOCAL ROLE pg_read_all_data`` where the connecting role may; whether it did.
+
+    The schemas of the search path are fixed first: a path of ``"$user", public`` would
+    otherwise name another schema once the role changes.
+    """
+    cursor.execute(
+        "SELECT current_schemas(false)::text[], EXISTS (SELECT FROM pg_roles "
+        "WHERE rolname = %s AND pg_has_role(oid, 'MEMBER'))",
+        (READER_ROLE,),
+    )
+    schemas, member = cursor.fetchone()
+    if not member:  # (PostgreSQL before 14, or a role that is neither superuser nor member)
+        return False
+    path = ", ".join(_path_entry(name) for name in schemas)
+    cursor.execute("SELECT set_config('search_path', %s, true)", (path,))
+    cursor.execute(f"SET LOCAL ROLE {READER_ROLE}")
+    return True
+
+
+def _path_entry(schema: str) -> str:
+    """``schema`` as written in a ``search_path`` (quoted unless it is a plain lower-case name,
+    which the server's list parsing, ``SplitIdentifierString``, takes as it is)."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", schema):
+        return schema
+    return '"' + schema.replace('"', '""') + '"'

@@ -21,9 +21,12 @@ def query(
 ) -> None:
     """Run one read-only SQL statement on DB (a file or a URL) and print its rows.
 
-    The database is opened read-only: INSERT, UPDATE, DELETE, DROP, ATTACH and other writes
-    are refused. The views current_objects, layer_history and allocation_events are described
-    in docs/sql.md.
+    The database is opened read-only: INSERT, UPDATE, DELETE, DROP, ATTACH, COPY and other
+    writes are refused, and on PostgreSQL so are the functions that reach outside the tables
+    (pg_read_file, pg_ls_dir, lo_import, lo_export, pg_terminate_backend, set_config, dblink,
+    ...); the query runs in a READ ONLY transaction that is rolled back, as the role
+    pg_read_all_data where the connecting role may take it. The views current_objects,
+    layer_history and allocation_events are described in docs/sql.md.
 
     Example:
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,8 @@ from tests.conftest import Database
 from tests.store.journal_session import Session, record_session
 from tests.tools.journal_cli import run, run_json
 from tests.tools.journal_cli import session as session  # the fixture
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def digest(path: Path | str) -> str:
@@ -166,3 +171,71 @@ def test_each_backend_refuses_writes(database: Database, sql: str, kind: str) ->
         query(database.target, sql)
     assert query(database.target, "SELECT count(*) FROM journal").rows == before
     assert query(database.target, "SELECT 'a%' || '%s' AS x").rows == [("a%%s",)]
+
+
+# -- read-only by the database's own rules: the CLI ---------------------------------------------
+
+
+def large_objects(database: Database) -> int:
+    ((count,),) = database.sql("SELECT count(*) FROM pg_largeobject_metadata")
+    return int(count)
+
+
+@pytest.mark.postgres
+def test_the_issues_lo_import_through_the_cli(fresh_postgres_url: str) -> None:
+    database = Database("postgres", fresh_postgres_url, fresh_postgres_url)
+    record_session(fresh_postgres_url)
+    before = large_objects(database)
+    for sql in (
+        "SELECT lo_import('/etc/hostname')",
+        "SELECT \"pg_catalog\" . LO_IMPORT /* a comment */ ('/etc/hostname')",
+    ):
+        result = run("query", fresh_postgres_url, sql)
+        assert result.exit_code == 1, result.output
+        assert result.stdout == ""
+        assert result.stderr.strip() == (
+            "Error: drasnap query is read-only: lo_import is refused "
+            "(it reads or writes files of the database server's machine)"
+        )
+    assert large_objects(database) == before
+    # reads still run, as the role pg_read_all_data, through the connection's search path
+    assert run_json("query", fresh_postgres_url, "SELECT name FROM stores ORDER BY name") == [
+        {"name": "default"},
+        {"name": "other"},
+    ]
+
+
+@pytest.mark.postgres
+def test_the_real_cli_refuses_file_functions_on_postgresql(postgres_url: str) -> None:
+    # The issue's command, through the real entry point, on a database with no drasnap store.
+    database = Database("postgres", postgres_url, postgres_url)
+    before = large_objects(database)
+    for sql, name in [
+        ("SELECT lo_import('/etc/hostname')", "lo_import"),
+        ("SELECT pg_read_file('/etc/hostname')", "pg_read_file"),
+        ("SELECT set_config('default_transaction_read_only', 'off', false)", "set_config"),
+    ]:
+        result = subprocess.run(
+            [sys.executable, "-m", "drasnap.tools", "query", postgres_url, sql],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        assert result.returncode == 1, result.stdout
+        assert result.stdout == ""
+        assert result.stderr.startswith(f"Error: drasnap query is read-only: {name} is refused (")
+        assert len(result.stderr.splitlines()) == 1
+    assert large_objects(database) == before
+
+
+def test_sqlite_refuses_extension_loading_through_the_cli(session: Session, tmp_path: Path) -> None:
+    before = digest(session.path)
+    result = run("query", session.path, f"SELECT load_extension('{tmp_path}/x')")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "Error: drasnap query is read-only: load_extension is refused "
+        "(it loads a library into the database engine)"
+    )
+    assert digest(session.path) == before
