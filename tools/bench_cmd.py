@@ -21,7 +21,7 @@ DEFAULT_WORKLOADS = WORKLOADS[:-1]
 DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
 
 
-@click.command()
+@click.command(name="bench")
 @click.argument("workloads", nargs=-1)
 @click.option(
     "--backends",
@@ -46,7 +46,7 @@ DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
     metavar="URL",
     help="Also run on PostgreSQL (postgresql+psycopg://...) in a store that is dropped after.",
 )
-def bench(
+def bench_cmd(
     workloads: tuple[str, ...],
     backends: str,
     quick: bool,

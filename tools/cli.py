@@ -7,23 +7,31 @@ stderr. Exit 0 on success, 1 for our errors (printed as ``Error: ...``, no trace
 
 from __future__ import annotations
 
+import importlib
 import socket
 from typing import Any
 
 import click
 from drasnap.snapshot import SnapshotError
 from drasnap.store import StoreError, StoreLockedError
-from drasnap.tools.bench_cmd import bench
-from drasnap.tools.demo_cmd import demo
-from drasnap.tools.diff_cmd import diff_cmd
 from drasnap.tools.errors import CommandError
-from drasnap.tools.explain_cmd import explain_cmd
-from drasnap.tools.history_cmd import history_cmd
-from drasnap.tools.inspect_cmd import inspect_cmd
-from drasnap.tools.query_cmd import query
-from drasnap.tools.replay_cmd import replay_cmd
-from drasnap.tools.runs_cmd import drop_cmd, runs_cmd
-from drasnap.tools.simulate_cmd import simulate
+
+#: Each command: the module that holds it and its line in ``drasnap --help``. A command's module is
+#: imported only when the command runs or shows its own help, so ``drasnap --help`` and a typo
+#: answer before any heavy module loads.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": ("simulate_cmd", "Simulate a scale-up, scale-down or autoscale run, crash-safe."),
+    "runs": ("runs_cmd", "List the runs of a database, their status and results."),
+    "drop": ("runs_cmd", "Remove a run and everything it holds."),
+    "inspect": ("inspect_cmd", "Show what a run holds: layers, counts, claims (--at SEQ)."),
+    "history": ("history_cmd", "List the allocations and releases of claims, with fates."),
+    "explain": ("explain_cmd", "Say why a run left a pod unplaced."),
+    "replay": ("replay_cmd", "Replay a run's journal into a fresh store (--verify)."),
+    "diff": ("diff_cmd", "Compare a run's state at two points of its journal."),
+    "query": ("query_cmd", "Run one read-only SQL statement and print its rows."),
+    "bench": ("bench_cmd", "Measure the store backends on the simulations' workloads."),
+    "demo": ("demo_cmd", "A tour of the versioned store on a SQLite file."),
+}
 
 
 def locked_message(exc: StoreLockedError) -> str:
@@ -43,6 +51,25 @@ def locked_message(exc: StoreLockedError) -> str:
 
 
 class _Group(click.Group):
+    """The commands of :data:`COMMANDS`, each imported when it is used; our errors become one
+    ``Error: ...`` line and exit status 1."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module = importlib.import_module(f"drasnap.tools.{COMMANDS[cmd_name][0]}")
+        command: click.Command = getattr(module, f"{cmd_name}_cmd")
+        command.short_help = COMMANDS[cmd_name][1]
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The listing from the table, without importing a command.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, line) for name, (_, line) in COMMANDS.items()])
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -63,22 +90,6 @@ def cli(ctx: click.Context, traceback: bool) -> None:
     """drasnap: a durable, versioned store for Kubernetes DRA state, and the scheduling
     simulations built on it."""
     ctx.meta["drasnap.traceback"] = traceback
-
-
-for _command in (
-    simulate,
-    runs_cmd,
-    drop_cmd,
-    inspect_cmd,
-    history_cmd,
-    explain_cmd,
-    replay_cmd,
-    diff_cmd,
-    query,
-    bench,
-    demo,
-):
-    cli.add_command(_command)
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ import click
 from drasnap.store import Store
 
 
-@click.command()
+@click.command(name="demo")
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -17,7 +17,7 @@ from drasnap.store import Store
     help="SQLite file to create (or reuse).",
 )
 @click.option("--name", default="demo", show_default=True, help="Named store inside the file.")
-def demo(db: Path, name: str) -> None:
+def demo_cmd(db: Path, name: str) -> None:
     """A tour of the versioned store on a SQLite file.
 
     Example:

@@ -10,13 +10,13 @@ from drasnap.tools.options import DEFAULT_DB, resolve_db
 from drasnap.tools.output import cell, echo_json, render_table
 
 
-@click.command()
+@click.command(name="query")
 @click.argument("args", nargs=-1, metavar="[DB] SQL")
 @click.option("--db", "db_option", metavar="DB", help="The database, as the DB argument.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of row objects.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV with a header row.")
 @click.option("--limit", type=click.IntRange(min=1), help="Fetch at most this many rows.")
-def query(
+def query_cmd(
     args: tuple[str, ...], db_option: str | None, as_json: bool, as_csv: bool, limit: int | None
 ) -> None:
     """Run one read-only SQL statement on DB (a file or a URL) and print its rows.

@@ -122,7 +122,7 @@ _LIMITS_HELP = ", ".join(
 )
 
 
-@click.command(epilog=f"Limits: {_LIMITS_HELP}.")
+@click.command(name="simulate", epilog=f"Limits: {_LIMITS_HELP}.")
 @click.argument("scenario", metavar="SCENARIO")
 @database
 @click.option(
@@ -214,7 +214,7 @@ _LIMITS_HELP = ", ".join(
 )
 @json_option
 @click.pass_context
-def simulate(
+def simulate_cmd(
     ctx: click.Context,
     scenario: str,
     db: str | None,
