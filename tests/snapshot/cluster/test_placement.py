@@ -4,7 +4,8 @@ layers (tiny blocks, so blocks split, empty and merge away all the time)."""
 from __future__ import annotations
 
 import pytest
-from drasnap.snapshot.cluster.snapshot import ClusterSnapshot, placement
+from drasnap.snapshot.cluster import placement
+from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.store import MemoryStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
