@@ -16,6 +16,7 @@ from .errors import (
     StoreNotFoundError,
 )
 from .interface import (
+    Fate,
     ABSENT,
     NEVER,
     Follower,
@@ -23,7 +24,7 @@ from .interface import (
     ReadOnlyState,
     VersionedStore,
 )
-from .journal import Fate, Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
+from .journal import Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
 from .jsondiff import MISSING, FieldChange, field_diff
 from .memory import MemoryStore
 from .options import StoreOptions

@@ -97,6 +97,15 @@ def parse_target(target: str | os.PathLike[str]) -> Target:
             return Target(url, None, "sqlite://(memory)")
         return _sqlite_file(Path(url.database))
     if backend in ("postgresql", "postgres"):
+        shown = url.render_as_string(hide_password=True)
+        if url.port is not None and not 0 < url.port < 65536:
+            raise NotADatabaseError(f'{shown}: invalid port number: "{url.port}" (1 to 65535)')
+        if not url.database:
+            # libpq would pick a database named after the user, which nobody named here.
+            raise NotADatabaseError(
+                f"{shown} names no database: give one, as in "
+                "postgresql+psycopg://USER@HOST[:PORT]/DATABASE"
+            )
         if "+" not in url.drivername:  # SQLAlchemy's default would be psycopg2
             url = url.set(drivername="postgresql+psycopg")
         driver = url.get_driver_name()
@@ -136,6 +145,11 @@ def _sqlite_file(path: Path) -> Target:
         raise NotADatabaseError(f"{path} is not a drasnap database (not a regular file)")
     if not path.parent.is_dir():
         raise NotADatabaseError(f"cannot create {path}: the folder {path.parent} does not exist")
+    if not path.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+        raise NotADatabaseError(
+            f"cannot create {path}: this user may not write in the folder {path.parent} "
+            "(choose a folder you can write, or give DB a path in one)"
+        )
     absolute = path.resolve()
     return Target(URL.create("sqlite", database=str(absolute)), absolute, str(path))
 

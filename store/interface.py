@@ -10,6 +10,7 @@ tools are written against them, never against one backend.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 
@@ -130,3 +131,13 @@ class VersionedStore(ReadOnlyState, Protocol):
 #: Beyond every sequence number and depth a store reaches (and within a signed 64-bit
 #: column): "never" where a position is compared.
 NEVER: Final = 1 << 62
+
+
+class Fate(StrEnum):
+    """How a layer's changes ended (``store.journal`` says how it is found); equal to its
+    lowercase name."""
+
+    COMMITTED = "committed"
+    REVERTED = "reverted"
+    OPEN = "open"
+    UNKNOWN = "unknown"  # the journal lacks the layer's fork (it is incomplete)

@@ -26,12 +26,12 @@ import contextlib
 import os
 from collections.abc import Container, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from types import TracebackType
 from typing import Any
 
 from drasnap.store import _sql
 from drasnap.store.codec import decode, encode
+from drasnap.store.interface import Fate
 from drasnap.store.errors import (
     InvalidValueError,
     JournalError,
@@ -60,15 +60,6 @@ __all__ = [
     "LayerHistory",
     "OpenLayer",
 ]
-
-
-class Fate(StrEnum):
-    """How a layer's changes ended (see the module docstring); equal to its lowercase name."""
-
-    COMMITTED = "committed"
-    REVERTED = "reverted"
-    OPEN = "open"
-    UNKNOWN = "unknown"  # the journal lacks the layer's fork (it is incomplete)
 
 
 _WRITES = ("put", "delete")

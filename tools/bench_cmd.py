@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json as jsonlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from drasnap.snapshot import ScenarioError
-from drasnap.tools.bench import report, snapshot_bench, store_bench
-from drasnap.tools.bench.backends import BACKENDS
-from drasnap.tools.bench.sizes import WORKLOAD as SIZES_WORKLOAD
-from drasnap.tools.bench.sizes import run_sizes
-from drasnap.tools.bench.suite import SCENARIO_WORKLOADS, Row, run_scaling, run_scenarios
-from drasnap.tools.bench.timing import machine, set_scale
+from drasnap.tools.bench.names import BACKENDS, SCENARIO_WORKLOADS, SIZES_WORKLOAD
+from drasnap.tools.errors import CommandError
+
+if TYPE_CHECKING:
+    from drasnap.tools.bench.suite import Row
 
 WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling", SIZES_WORKLOAD)
 # Run only when named: at full size it simulates clusters of up to 12,800 nodes per backend.
@@ -36,7 +34,13 @@ DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
     default=None,
     help="Workload sizes: full (upstream's), quick, or tiny (a smoke test) [default: full].",
 )
-@click.option("--repeat", default=3, show_default=True, help="Timed runs per backend.")
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Timed runs per backend.",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the generated workloads.")
 @click.option("--memory/--no-memory", default=True, help="Also measure peak memory (tracemalloc).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
@@ -76,23 +80,32 @@ def bench_cmd(
     """
     unknown = [w for w in workloads if w not in WORKLOADS]
     if unknown:
-        raise ScenarioError(f"unknown workload {unknown[0]!r}: choose from {', '.join(WORKLOADS)}")
+        raise click.BadParameter(
+            f"unknown workload {unknown[0]!r}: choose from {', '.join(WORKLOADS)}",
+            param_hint="'WORKLOADS'",
+        )
     chosen = list(workloads or DEFAULT_WORKLOADS)
     names = [b.strip() for b in backends.split(",") if b.strip()]
     if postgres_url and "postgres" not in names:
         names.append("postgres")
     bad = [b for b in names if b not in BACKENDS]
     if bad:
-        raise ScenarioError(f"unknown backend {bad[0]!r}: choose from {', '.join(BACKENDS)}")
+        raise click.BadParameter(
+            f"unknown backend {bad[0]!r}: choose from {', '.join(BACKENDS)}",
+            param_hint="'--backends'",
+        )
     if "postgres" in names and not postgres_url:
-        raise ScenarioError("the postgres backend needs --postgres-url")
-    if repeat < 1:
-        raise ScenarioError("--repeat must be at least 1")
+        raise click.UsageError("the postgres backend needs --postgres-url")
     if plot is not None:
         try:
             import matplotlib  # noqa: F401
         except ImportError as exc:
-            raise ScenarioError("--plot needs matplotlib: pip install 'drasnap[bench]'") from exc
+            raise CommandError("--plot needs matplotlib: pip install 'drasnap[bench]'") from exc
+    from drasnap.tools.bench import report, snapshot_bench, store_bench
+    from drasnap.tools.bench.sizes import run_sizes
+    from drasnap.tools.bench.suite import run_scaling, run_scenarios
+    from drasnap.tools.bench.timing import machine, set_scale
+
     size = size or ("quick" if quick else "full")
     set_scale(0.01 if size == "tiny" else 1.0)
 

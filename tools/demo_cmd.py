@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from drasnap.store import Store
 
 
 @click.command(name="demo")
@@ -24,6 +23,8 @@ def demo_cmd(db: Path, name: str) -> None:
 
         drasnap demo --db /tmp/demo.db
     """
+    from drasnap.store import Store
+
     with Store.open(db, name=name) as store:
         run = store.get("demo", "runs", 0) + 1
         store.put("demo", "runs", run)

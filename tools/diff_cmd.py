@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from drasnap.store import MISSING, FieldChange, StateDiff, diff
 from drasnap.tools.options import database, json_option, name_option, store_to_read
 from drasnap.tools.output import echo_json
 
+if TYPE_CHECKING:
+    from drasnap.store import FieldChange, StateDiff
+
 
 def _field_json(f: FieldChange) -> dict[str, Any]:
+    from drasnap.store import MISSING
+
     out: dict[str, Any] = {"path": f.path, "op": f.op}
     if f.old is not MISSING:
         out["old"] = f.old
@@ -69,11 +73,18 @@ def diff_cmd(
 
         drasnap diff sim.db --from-layer 42 --to-layer 42
     """
-    db, name = store_to_read(db, name)
     if (start is None) == (start_layer is None):
         raise click.UsageError("give the start point with --from SEQ or --from-layer LAYER")
     if stop is not None and stop_layer is not None:
         raise click.UsageError("give the end point with --to SEQ or --to-layer LAYER, not both")
+    if start is not None and stop is not None and start > stop:
+        raise click.BadParameter(
+            f"--from {start} is after --to {stop}: give the earlier seq to --from",
+            param_hint="'--from'",
+        )
+    from drasnap.store import diff
+
+    db, name = store_to_read(db, name)
     result = diff(
         db,
         name=name,

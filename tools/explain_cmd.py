@@ -10,14 +10,15 @@ pod (scale-up), or with ``--node`` that one node's reason.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from drasnap.snapshot import POD_FAILURE_KIND, POD_KIND, NodeResult, PodFailure
-from drasnap.store import open_state
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import database, json_option, name_option, store_to_read
+from drasnap.tools.options import at_option, database, json_option, name_option, store_to_read
 from drasnap.tools.output import echo_json
+
+if TYPE_CHECKING:
+    from drasnap.snapshot import NodeResult, PodFailure
 
 
 def _refusal(result: NodeResult | None) -> str:
@@ -43,7 +44,7 @@ def _reasons(failure: PodFailure) -> list[tuple[str, int]]:
 @database
 @name_option
 @click.option("--pod", "pod_key", required=True, metavar="NS/NAME", help="The pod.")
-@click.option("--at", type=int, metavar="SEQ", help="As of this sequence number (replayed).")
+@at_option
 @click.option("--node", metavar="NODE", help="Only this node's reason.")
 @json_option
 def explain_cmd(
@@ -65,6 +66,9 @@ def explain_cmd(
     namespace, slash, pod_name = pod_key.partition("/")
     if not slash or not namespace or not pod_name or "/" in pod_name:
         raise CommandError(f"--pod takes namespace/name, got {pod_key!r}")
+    from drasnap.snapshot import POD_FAILURE_KIND, POD_KIND, PodFailure
+    from drasnap.store import open_state
+
     db, name = store_to_read(db, name)
     with open_state(db, name=name, at=at) as state:
         value = state.get(POD_FAILURE_KIND, pod_key)

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from drasnap.snapshot import (
-    CLAIM_KIND,
-    FATES,
-    AllocationEvent,
-    allocation_history,
-    parse_device,
-)
-from drasnap.store import Journal
+from drasnap.store import Fate
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import database, json_option, name_option, store_to_read
 from drasnap.tools.output import TABLE_WIDTH, clock, echo_json, iso, render_table
+
+if TYPE_CHECKING:
+    from drasnap.snapshot import AllocationEvent
+
+FATES = [fate.value for fate in Fate if fate is not Fate.UNKNOWN]
 
 
 def event_json(e: AllocationEvent) -> dict[str, Any]:
@@ -40,6 +38,8 @@ def event_json(e: AllocationEvent) -> dict[str, Any]:
 def _device(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
     if value is None:
         return None
+    from drasnap.snapshot import parse_device
+
     try:
         return parse_device(value)
     except ValueError as exc:
@@ -76,6 +76,9 @@ def history_cmd(
 
         drasnap history sim.db --claim default/pending-00001-gpu-b4x9z --fate reverted
     """
+    from drasnap.snapshot import CLAIM_KIND, allocation_history
+    from drasnap.store import Journal
+
     db, name = store_to_read(db, name)
     with Journal.open(db, name=name) as journal:
         complete = journal.info.complete

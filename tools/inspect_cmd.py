@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json as jsonlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from drasnap.snapshot import CLAIM_KIND, ClaimSummary, summarize_claims
-from drasnap.snapshot.simulation import decisions_so_far
-from drasnap.store import State, open_state
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import database, json_option, name_option, store_to_read
+from drasnap.tools.options import at_option, database, json_option, name_option, store_to_read
 from drasnap.tools.output import echo_json, iso, render_table
+
+if TYPE_CHECKING:
+    from drasnap.snapshot import ClaimSummary
+    from drasnap.store import State
 
 
 def _claim_json(c: ClaimSummary) -> dict[str, Any]:
@@ -28,7 +29,11 @@ def _claim_json(c: ClaimSummary) -> dict[str, Any]:
 
 
 def _gather(state: State, kind: str | None, key: str | None) -> dict[str, Any]:
-    kinds = [kind] if kind is not None else state.kinds()
+    from drasnap.snapshot import CLAIM_KIND, summarize_claims
+    from drasnap.snapshot.simulation import decisions_so_far
+
+    held = state.kinds()
+    kinds = [kind] if kind is not None else held
     counts = {k: state.count(k) for k in kinds}
     claims: list[ClaimSummary] = []
     if kind in (None, CLAIM_KIND):
@@ -63,6 +68,7 @@ def _gather(state: State, kind: str | None, key: str | None) -> dict[str, Any]:
             for ly in state.layers
         ],
         "counts": counts,
+        "kinds": sorted(k for k in held if state.count(k)),
         "autoscale": decisions_so_far(state),
         "claims": [_claim_json(c) for c in claims],
         "objects": objects,
@@ -72,7 +78,7 @@ def _gather(state: State, kind: str | None, key: str | None) -> dict[str, Any]:
 @click.command(name="inspect")
 @database
 @name_option
-@click.option("--at", type=int, metavar="SEQ", help="As of this sequence number (replayed).")
+@at_option
 @click.option("--kind", help="Only this kind: its count, and its objects listed.")
 @click.option("--key", help="Only the objects with this key (e.g. a claim's namespace/name).")
 @click.option(
@@ -100,14 +106,17 @@ def inspect_cmd(
 
         drasnap inspect sim.db --name scale-up-1 --at 1200 --kind ResourceClaim
     """
+    from drasnap.snapshot import CLAIM_KIND
+    from drasnap.store import open_state
+
     db, name = store_to_read(db, name)
     with open_state(db, name=name, at=at) as state:
         data = _gather(state, kind, key)
+    kinds = data.pop("kinds")
     point = f"at seq {data['seq']}" if at is not None else "as stored"
     if kind is not None and not data["counts"].get(kind):
         raise CommandError(
-            f"run {name!r} holds no {kind} {point} (its kinds: "
-            f"{', '.join(sorted(k for k, n in data['counts'].items() if n)) or 'none'})"
+            f"run {name!r} holds no {kind} {point} (its kinds: {', '.join(kinds) or 'none'})"
         )
     if key is not None and not data["objects"]:
         where = f"of kind {kind} " if kind is not None else ""

@@ -50,6 +50,9 @@ name_option = click.option(
     metavar="NAME",
     help="The run (named store) inside the database [default: the newest].",
 )
+at_option = click.option(
+    "--at", type=int, metavar="SEQ", help="As of this sequence number (replayed)."
+)
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON document instead of a table."
 )

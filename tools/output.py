@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json as jsonlib
+import os
 import re
+import shlex
+import shutil
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +16,27 @@ import click
 
 #: Tables that can grow wide (a claim's devices, layer labels) wrap to fit this many columns.
 TABLE_WIDTH = 120
+
+
+def program() -> list[str]:
+    """The words that run ``drasnap`` as this process was run, for the commands it prints:
+    ``drasnap`` when that is the one on PATH, else the path as given (``.venv/bin/drasnap``
+    after the quick start), or the interpreter and ``-m drasnap.tools``."""
+    called = sys.argv[0] if sys.argv else "drasnap"
+    if os.path.basename(called) == "__main__.py":  # python -m drasnap.tools
+        python = sys.executable
+        if os.path.isabs(python) and python.startswith(os.getcwd() + os.sep):
+            python = os.path.relpath(python)
+        return [python, "-m", "drasnap.tools"]
+    on_path = shutil.which(os.path.basename(called))
+    if on_path and os.path.realpath(on_path) == os.path.realpath(called):
+        return [os.path.basename(called)]
+    return [called]
+
+
+def command_line(*words: str) -> str:
+    """A command line that runs in the shell that ran this one (:func:`program` first)."""
+    return shlex.join([*program(), *words])
 
 
 def echo_json(data: Any) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 
 import click
-from drasnap.store import query as run_query
 from drasnap.tools.options import DEFAULT_DB, resolve_db
 from drasnap.tools.output import cell, echo_json, render_table
 
@@ -32,6 +31,8 @@ def query_cmd(
 
         drasnap query sim.db "SELECT fate, count(*) FROM allocation_events GROUP BY fate"
     """
+    from drasnap.store import query as run_query
+
     if as_json and as_csv:
         raise click.UsageError("give --json or --csv, not both")
     if not args or len(args) > 2:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from drasnap.store import ReplayReport, replay
 from drasnap.tools.options import database, json_option, name_option, store_to_read
 from drasnap.tools.output import echo_json
+
+if TYPE_CHECKING:
+    from drasnap.store import ReplayReport
 
 
 def report_json(report: ReplayReport) -> dict[str, object]:
@@ -74,6 +77,8 @@ def replay_cmd(
 
         drasnap replay sim.db --name scale-up-1 --verify
     """
+    from drasnap.store import replay
+
     db, name = store_to_read(db, name)
     report = replay(
         db,

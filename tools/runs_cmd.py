@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from drasnap.snapshot.simulation import RunInfo, find_run, list_runs
-from drasnap.store import Store
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import DEFAULT_DB, database, json_option
 from drasnap.tools.output import echo_json, iso, render_table
+
+if TYPE_CHECKING:
+    from drasnap.snapshot.simulation import RunInfo
 
 
 def _run_json(run: RunInfo) -> dict[str, Any]:
@@ -32,6 +33,8 @@ def runs_cmd(db: str | None, as_json: bool) -> None:
 
         drasnap runs sim.db
     """
+    from drasnap.snapshot.simulation import list_runs
+
     db = db or DEFAULT_DB
     runs = list_runs(db)
     if as_json:
@@ -66,6 +69,9 @@ def drop_cmd(db: str | None, name: str, yes: bool) -> None:
 
         drasnap drop sim.db --name scale-up-2 --yes
     """
+    from drasnap.snapshot.simulation import find_run
+    from drasnap.store import Store
+
     db = db or DEFAULT_DB
     run = find_run(db, name)
     if run is None:

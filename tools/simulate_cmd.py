@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json as jsonlib
 import math
-import shlex
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from types import FrameType
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from drasnap.snapshot import (
     FeatureGateError,
     RunInterrupted,
@@ -29,15 +29,9 @@ from drasnap.snapshot import (
     parse_feature_gates,
     resolve_feature_gates,
 )
-from drasnap.snapshot.simulation import (
-    DEVICES,
-    LIMITS,
-    RunSession,
-    Settings,
-    files_digest,
-    source_digest,
-)
+from drasnap.snapshot.simulation import DEVICES, LIMITS, Settings, refused_settings
 from drasnap.tools.options import DEFAULT_DB, database, json_option
+from drasnap.tools.output import command_line
 from drasnap.tools.progress import Progress
 
 DEFAULT_CHECKPOINT_EVERY = 2.0
@@ -263,11 +257,10 @@ def simulate_cmd(
 
         drasnap simulate scale-up sim.db --pods 400 --json
     """
+    from drasnap.snapshot.simulation import RunSession, files_digest, source_digest
+
     groups_file = node_groups if isinstance(node_groups, Path) else None
-    if groups_file is not None and scenario != "autoscale":
-        raise ScenarioError(f"--node-groups takes a number for {scenario}, got a file")
-    if scenario == "autoscale" and isinstance(node_groups, int) and node_groups != 1:
-        raise ScenarioError("--node-groups takes a node-group FILE for autoscale, not a number")
+    _refuse_what_the_scenario_does_not_take(ctx, scenario, groups_file is not None)
     digest = source_digest(source) if source else None
     if scenario == "autoscale" and digest is not None:
         digest = files_digest(
@@ -285,15 +278,6 @@ def simulate_cmd(
             "node_groups_file": str(groups_file.resolve()) if groups_file else None,
             "scale_down_utilization_threshold": scale_down_utilization_threshold,
         }
-    elif (expander, expander_priorities, scale_down_utilization_threshold) != (
-        "least-waste",
-        None,
-        0.5,
-    ):
-        raise ScenarioError(
-            "--expander, --expander-priorities and --scale-down-utilization-threshold apply "
-            "to autoscale only"
-        )
     settings = Settings(
         scenario=scenario,
         seed=seed,
@@ -308,7 +292,10 @@ def simulate_cmd(
         feature_gates=feature_gates,
         **extra,
     ).resolved()
-    settings.check()
+    try:
+        settings.check()
+    except ScenarioError as exc:  # a bad option value: a usage error, as click's own
+        raise click.UsageError(str(exc)) from exc
     given_db = db is not None
     db = db if db is not None else DEFAULT_DB
     session = RunSession(
@@ -359,14 +346,38 @@ def simulate_cmd(
     _hints(db, session.name)
 
 
+def _refuse_what_the_scenario_does_not_take(
+    ctx: click.Context, scenario: str, groups_file: bool
+) -> None:
+    """An option given that the scenario does not take is a usage error naming it."""
+    given = set()
+    for param in ctx.command.params:
+        name = param.name or ""
+        if ctx.get_parameter_source(name) not in (
+            ParameterSource.COMMANDLINE,
+            ParameterSource.ENVIRONMENT,
+        ):
+            continue
+        if name == "node_groups" and groups_file:
+            name = "node_groups_file"
+        given.add(name)
+    for name, why in refused_settings(scenario, given):
+        option = "--node-groups FILE" if name == "node_groups_file" else _option(ctx, name)
+        raise click.UsageError(f"{option} does not apply to {scenario}: {why}")
+
+
+def _option(ctx: click.Context, name: str) -> str:
+    return next(p.opts[0] for p in ctx.command.params if p.name == name)
+
+
 def _resume_command(settings: Settings, db: str, name: str, checkpoint_every: float) -> str:
     """The command line that continues this run."""
-    words = ["drasnap", "simulate", settings.scenario, db, "--name", name]
+    words = ["simulate", settings.scenario, db, "--name", name]
     words += settings.as_options()
     if checkpoint_every != DEFAULT_CHECKPOINT_EVERY:
         words += ["--checkpoint-every", str(checkpoint_every)]
     words.append("--resume")
-    return shlex.join(words)
+    return command_line(*words)
 
 
 def _report(data: dict[str, Any], as_json: bool) -> None:
@@ -403,12 +414,11 @@ def _autoscale_summary(data: dict[str, Any]) -> None:
 
 
 def _hints(db: str, name: str) -> None:
-    where = shlex.join([db, "--name", name])
-    click.echo(
-        f"Look at run {name!r}:\n"
-        f"  drasnap inspect {where}\n"
-        f"  drasnap history {where}\n"
-        f"  drasnap replay {where} --verify\n"
-        f"  drasnap runs {shlex.quote(db)}",
-        err=True,
-    )
+    """The commands that look at the run, as they run in this shell (the database as given)."""
+    lines = [
+        command_line("inspect", db, "--name", name),
+        command_line("history", db, "--name", name),
+        command_line("replay", db, "--name", name, "--verify"),
+        command_line("runs", db),
+    ]
+    click.echo(f"Look at run {name!r}:\n" + "\n".join(f"  {line}" for line in lines), err=True)

@@ -8,7 +8,16 @@ from .lifecycle import RunSession
 from .record import PLAN_KEY, RUN_KEY, SIM_KIND, Outcome
 from .runner import prepare, simulate
 from .runs import RunInfo, choose_store, find_run, fresh_name, list_runs, newest_unfinished
-from .settings import DEVICES, LIMITS, SCENARIOS, Report, Settings, StopRequest, settings_options
+from .settings import (
+    DEVICES,
+    LIMITS,
+    SCENARIOS,
+    Report,
+    Settings,
+    StopRequest,
+    refused_settings,
+    settings_options,
+)
 
 __all__ = [
     "DEVICES",
@@ -33,6 +42,7 @@ __all__ = [
     "list_runs",
     "newest_unfinished",
     "prepare",
+    "refused_settings",
     "settings_options",
     "simulate",
     "source_digest",

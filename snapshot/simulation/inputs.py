@@ -156,6 +156,12 @@ def _from_manifests(s: Settings, *, strict: bool) -> Cluster:
     )
     if not m.nodes and s.scenario == "scale-down":
         raise ScenarioError(f"{s.source} holds no Node objects: nothing to scale down")
+    if not m.nodes and not (s.scenario == "autoscale" and s.node_groups_file):
+        # (autoscale with a node-group file may start from no node at all: groups at size 0)
+        raise ScenarioError(
+            f"{s.source} holds no Node objects: nothing to simulate (--from reads kubectl "
+            "dumps of the cluster: nodes, pods, ResourceSlices, claims, classes)"
+        )
     cluster = Cluster(
         classes=list(m.classes),
         claims=list(m.claims),

@@ -19,6 +19,7 @@ __all__ = [
     "Report",
     "Settings",
     "StopRequest",
+    "refused_settings",
     "settings_options",
 ]
 
@@ -43,6 +44,48 @@ AUTOSCALE_SETTINGS = (
 DEVICES = ("flat", "partitionable")
 #: The settings that generate a cluster; ``autoscale`` reads one (``--from``) and takes none.
 SIZES = ("pods", "gpus_per_node", "node_groups", "nodes", "pods_per_node", "devices")
+
+#: The settings each scenario takes (as command-line options: ``--pods`` is ``pods``).
+TAKES: dict[str, frozenset[str]] = {
+    "scale-up": frozenset(
+        {"seed", "pods", "gpus_per_node", "node_groups", "devices", "source", "feature_gates"}
+    ),
+    "scale-down": frozenset(
+        {"seed", "gpus_per_node", "nodes", "pods_per_node", "source", "feature_gates"}
+    ),
+    "autoscale": frozenset(
+        {
+            "seed",
+            "source",
+            "node_groups_file",
+            "expander",
+            "expander_priorities",
+            "scale_down_utilization_threshold",
+            "feature_gates",
+        }
+    ),
+}
+#: The sizes of a generated cluster: a run from manifests (``--from``) takes none of them.
+GENERATED = frozenset(SIZES)
+
+
+def refused_settings(scenario: str, given: set[str]) -> list[tuple[str, str]]:
+    """The settings among ``given`` (names of settings or of anything else the caller was
+    given) that ``scenario`` does not take, each with why: the scenarios that take it, or that
+    the manifests give the cluster."""
+    takes = TAKES.get(scenario)
+    if takes is None:
+        return []
+    every = frozenset().union(*TAKES.values())
+    refused = []
+    for name in sorted(given & every):
+        if name not in takes:
+            others = [s for s, names in TAKES.items() if name in names]
+            refused.append((name, f"it is taken by {' and '.join(others)}"))
+        elif name in GENERATED and "source" in given:
+            refused.append((name, "with --from the manifests give the cluster"))
+    return refused
+
 
 #: The sizes a run may have, checked before anything is built: (smallest, largest). The
 #: largest keep a run within this machine's memory (a scale-up holds every pending pod and its

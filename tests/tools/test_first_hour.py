@@ -46,6 +46,16 @@ def ok_json(result: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(ok(result).stdout)
 
 
+def usage_error(result: subprocess.CompletedProcess[str], fragment: str) -> str:
+    """Exit 2, nothing on stdout, click's usage text then one ``Error: ...`` line."""
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: ") and fragment in last, result.stderr
+    assert "Traceback" not in result.stderr
+    return last
+
+
 def error(result: subprocess.CompletedProcess[str], fragment: str) -> str:
     """Exit 1, nothing on stdout, one line on stderr: ``Error: ...`` holding ``fragment``."""
     assert result.returncode == 1, (result.stdout, result.stderr)
@@ -225,12 +235,21 @@ def test_read_commands_read_a_database_in_a_folder_they_cannot_write(
     [
         ("postgres://::::", "is neither a file path nor a database URL"),
         ("postgresql://u:secret@:99999/db", 'invalid port number: "99999"'),
+        ("postgresql+psycopg://", "names no database"),
+        ("postgresql+psycopg://u:secret@127.0.0.1:5432", "names no database"),
     ],
-    ids=["colons", "port"],
+    ids=["colons", "port", "no-database", "no-database-with-host"],
 )
 def test_a_malformed_url_is_one_line(target: str, fragment: str) -> None:
+    """Found from the URL alone, before any driver is needed (psycopg may be missing)."""
     line = error(drasnap("inspect", target), fragment)
     assert "secret" not in line
+
+
+def test_a_run_into_a_url_without_a_database_writes_nowhere() -> None:
+    error(
+        drasnap("simulate", "scale-up", "postgresql+psycopg://", "--pods", "5"), "names no database"
+    )
 
 
 @pytest.mark.postgres
@@ -268,8 +287,52 @@ def test_a_server_that_refuses_is_one_line_without_the_password(
     ids=["pods", "gpus", "gpus-0", "groups", "seed"],
 )
 def test_sizes_have_limits_checked_up_front(tmp_path: Path, args: list[str], fragment: str) -> None:
-    error(drasnap("simulate", "scale-up", *args, cwd=tmp_path), fragment)
+    """A value out of range is a usage error (exit 2), as click's own, and writes nothing."""
+    usage_error(drasnap("simulate", "scale-up", *args, cwd=tmp_path), fragment)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (
+            ["scale-down", "--pods", "5"],
+            "--pods does not apply to scale-down: it is taken by scale-up",
+        ),
+        (
+            ["scale-up", "--nodes", "5"],
+            "--nodes does not apply to scale-up: it is taken by scale-down",
+        ),
+        (["scale-up", "--expander", "random"], "--expander does not apply to scale-up"),
+        (["scale-up", "--scale-down-utilization-threshold", "0.4"], "taken by autoscale"),
+        (["autoscale", "--pods-per-node", "2"], "--pods-per-node does not apply to autoscale"),
+    ],
+    ids=["pods-scale-down", "nodes-scale-up", "expander", "threshold", "autoscale-sizes"],
+)
+def test_an_option_the_scenario_does_not_take_is_a_usage_error(
+    tmp_path: Path, args: list[str], fragment: str
+) -> None:
+    usage_error(drasnap("simulate", *args, cwd=tmp_path), fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sizes_do_not_apply_to_a_cluster_from_manifests(tmp_path: Path) -> None:
+    dump = write_manifests(tmp_path / "dump")
+    usage_error(
+        drasnap("simulate", "scale-up", tmp_path / "s.db", "--from", dump, "--pods", "9"),
+        "--pods does not apply to scale-up: with --from the manifests give the cluster",
+    )
+    assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize("scenario", ["autoscale", "scale-up", "scale-down"])
+def test_a_folder_without_nodes_is_refused(tmp_path: Path, scenario: str) -> None:
+    (tmp_path / "empty").mkdir()
+    error(
+        drasnap("simulate", scenario, tmp_path / "s.db", "--from", tmp_path / "empty"),
+        "holds no Node objects",
+    )
+    assert not (tmp_path / "s.db").exists()
 
 
 @pytest.mark.parametrize("value", ["-1", "nan", "inf"])
@@ -313,7 +376,7 @@ def test_simulate_ends_with_the_commands_that_look_at_the_run(tmp_path: Path) ->
     result = ok(drasnap("simulate", "scale-down", tmp_path / "k.db", "--nodes", "4"))
     db = str(tmp_path / "k.db")
     for command in ("inspect", "history", "replay"):
-        assert f"drasnap {command} {db} --name scale-down-1" in result.stderr
+        assert f"-m drasnap.tools {command} {db} --name scale-down-1" in result.stderr
     assert result.stdout.splitlines()[0].split() == ["scenario", "scale-down"]
     helped = ok(drasnap("simulate", "--help")).stdout
     for word in ("pods_placed", "estimates", "-1", "Limits:"):
@@ -334,7 +397,7 @@ def test_inspect_lists_at_most_limit_claims(recorded: tuple[Path, str]) -> None:
     ("args", "fragment"),
     [
         (["inspect", "--key", "default/nobody"], "holds no object with key 'default/nobody'"),
-        (["inspect", "--kind", "Gadget"], "holds no Gadget as stored (its kinds: "),
+        (["inspect", "--kind", "Gadget"], "holds no Gadget as stored (its kinds: DeviceClass, Node, Pod, ResourceClaim"),
         (["history", "--claim", "default/nobody"], "never held a claim 'default/nobody'"),
         (["inspect", "--name", "nobody"], "no store named 'nobody'"),
     ],
@@ -365,6 +428,33 @@ def test_history_of_a_claim_with_eight_devices_fits_120_columns(tmp_path: Path) 
     table = ok(drasnap("history", db, "--claim", claim)).stdout
     assert max(len(line) for line in table.splitlines()) <= 120
     assert sum("gpu.example.com/" in line for line in table.splitlines()) >= 8
+
+
+def test_the_printed_commands_run_as_printed_after_the_quick_start(tmp_path: Path) -> None:
+    """Run as the quick start does (the venv's script by a relative path, not on PATH): each
+    command printed at the end runs, as printed, in the same shell and folder."""
+    script = Path(sys.executable).parent / "drasnap"
+    if not script.exists():
+        pytest.skip(f"no drasnap script beside {sys.executable} (not installed in a venv)")
+    here = tmp_path / "work"
+    here.mkdir()
+    called = os.path.relpath(script, here)
+    path = os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep) if Path(p) != script.parent
+    )
+    env = {**os.environ, "PATH": path}
+    run = subprocess.run(
+        [called, "simulate", "scale-down", "--nodes", "4"],
+        cwd=here, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    printed = run.stderr.split("Look at run 'scale-down-1':\n")[1].splitlines()
+    assert printed and all(line.startswith(f"  {called} ") for line in printed), printed
+    for line in printed:
+        again = subprocess.run(
+            line.strip(), shell=True, cwd=here, env=env, capture_output=True, text=True
+        )
+        assert again.returncode == 0, (line, again.stderr)
 
 
 def test_no_lock_file_is_left_after_a_clean_exit(tmp_path: Path) -> None:

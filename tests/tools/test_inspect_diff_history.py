@@ -146,8 +146,9 @@ def test_diff_by_layer_instance_and_table_output(session: Session) -> None:
         (["--from", "1", "--to", "2", "--to-layer", "inner"], 2, "not both"),
         (["--from-layer", "nope"], 1, "no layer labelled 'nope'"),
         (["--from", "1", "--to", "99"], 1, "end seq 99 is not in the journal"),
+        (["--from", "9", "--to", "3"], 2, "--from 9 is after --to 3"),
     ],
-    ids=["no-start", "two-starts", "two-ends", "unknown-layer", "seq-past-end"],
+    ids=["no-start", "two-starts", "two-ends", "unknown-layer", "seq-past-end", "backwards"],
 )
 def test_diff_errors(session: Session, args: list[str], code: int, message: str) -> None:
     result = run("diff", session.path, *args)

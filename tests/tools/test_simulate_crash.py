@@ -25,7 +25,7 @@ from drasnap.store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = ["scale-down", "--nodes", "200", "--seed", "7"]
-MOMENTS = 40
+MOMENTS = 12
 
 
 # Long enough that a signal sent at step 10 of what is durable still finds the run going: the
@@ -99,28 +99,37 @@ def checkpointed_step(db: Path) -> int | None:
 def test_sigkill_at_any_moment_then_the_same_command_line(
     tmp_path: Path, uninterrupted: tuple[dict[str, Any], float]
 ) -> None:
+    """Whenever the kill lands (the interpreter starting, before the first checkpoint,
+    mid-run, after the end), the same command line ends on the uninterrupted result. Where the
+    moments fall depends on the machine's load; what must hold does not."""
     reference, took = uninterrupted
-    # From the first 100 ms (the interpreter still starting) to well after the run's own end:
-    # one run's length varies on a shared machine (its end waits for its writer process).
     moments = [0.1 + i * (1.5 * took + 0.5) / (MOMENTS - 1) for i in range(MOMENTS)]
-    kinds = {"before the first checkpoint": 0, "mid-run": 0, "after the end": 0}
     for i, moment in enumerate(moments):
         db = tmp_path / f"sim-{i}.db"
         victim = drasnap(*command(db))
-        time.sleep(moment)
+        time.sleep(moment)  # (the kill's moment, not a wait for something to happen)
         victim.send_signal(signal.SIGKILL)  # (a no-op if it already ended)
         victim.communicate(timeout=300)
         step = checkpointed_step(db)
-        if victim.returncode == 0:
-            kinds["after the end"] += 1
-        elif step is None:
-            kinds["before the first checkpoint"] += 1
-        else:
-            kinds["mid-run"] += 1
         result = rerun_until_it_succeeds(command(db))
         assert comparable(result) == comparable(reference), (i, moment, step)
-    # The moments must really have spread over the whole run on this machine.
-    assert all(kinds.values()), kinds
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_the_same_command_line(
+    tmp_path: Path, uninterrupted_long: dict[str, Any]
+) -> None:
+    """A kill once a step is known to be durable (polled in the database, not guessed)."""
+    db = tmp_path / "sim.db"
+    victim = drasnap(*command(db, "--checkpoint-every", "0", sizes=LONG))
+    wait_for_step(db, 10, victim)
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate(timeout=300)
+    step = checkpointed_step(db)
+    assert step is not None and step >= 10
+    result = rerun_until_it_succeeds(command(db, "--checkpoint-every", "0", sizes=LONG))
+    assert result["resumed"] is True
+    assert comparable(result) == comparable(uninterrupted_long)
 
 
 def durable_step(db: Path) -> int | None:
@@ -171,9 +180,12 @@ def test_a_signal_stops_cleanly_and_the_same_command_line_continues(
     assert stopped_at is not None and 10 <= stopped_at < LONG_STEPS
     assert f"Stopped after step {stopped_at} of {LONG_STEPS}, saved. Continue with:" in err
     hint = err.strip().splitlines()[-1].strip()
-    assert hint.startswith("drasnap simulate scale-down") and hint.endswith("--resume")
+    assert "simulate scale-down" in hint and hint.endswith("--resume")
     assert "--name run" in hint and str(db) in hint
-    result = finish(drasnap(*args))
+    # The command as printed runs in the shell that ran this one, and finishes the run.
+    continued = subprocess.run(hint, shell=True, cwd=ROOT, capture_output=True, text=True)
+    assert continued.returncode == 0, continued.stderr
+    result = finish(drasnap(*args))  # (finished: --resume prints its result)
     assert result["resumed"] is True
     assert comparable(result) == comparable(reference)
 

@@ -28,8 +28,6 @@ from typing import Any
 from drasnap.snapshot import CLAIM_KIND
 from drasnap.store import ABSENT, Follower, LayerInfo, MemoryStore, Store, VersionedStore
 
-BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-behind", "sqlite-nojournal", "postgres")
-
 
 class DeepCopyStore:
     """A stack of full copies of the state: the pre-patch-set snapshot, as a store."""

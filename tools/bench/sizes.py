@@ -19,9 +19,10 @@ from collections.abc import Callable, Sequence
 from drasnap.snapshot import ClusterSnapshot
 from drasnap.snapshot.simulation import Cluster, Settings, prepare, simulate
 from drasnap.tools.bench.backends import open_backend
+from drasnap.tools.bench.names import SIZES_WORKLOAD
 from drasnap.tools.bench.suite import Row
 
-WORKLOAD = "scale-down-sizes"
+WORKLOAD = SIZES_WORKLOAD
 NODES = {
     "full": (800, 1_600, 3_200, 6_400, 12_800),
     "quick": (200, 400, 800, 1_600),
@@ -89,14 +90,14 @@ def run_sizes(
                 )
             )
     for backend in backends:
-        k = growth_exponent(counts, medians[backend])
+        k = round(growth_exponent(counts, medians[backend]), 3)  # the figure both places show
         rows.append(
             Row(
                 f"{WORKLOAD}: growth exponent {k:.2f} ({counts[0]:,}-{counts[-1]:,} nodes)",
                 backend,
                 sum(medians[backend]),
                 medians[backend],
-                growth_exponent=round(k, 3),
+                growth_exponent=k,
             )
         )
     return rows

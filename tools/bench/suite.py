@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drasnap.tools.bench.backends import open_backend
+from drasnap.tools.bench.names import SCENARIO_WORKLOADS
 from drasnap.tools.bench.workloads import (
     changed_keys_samples,
     fill,
@@ -23,7 +24,6 @@ from drasnap.tools.bench.workloads import (
     run_workload,
 )
 
-SCENARIO_WORKLOADS = ("schedule-revert", "scale-up", "scale-up-partitionable", "scale-down")
 WORKLOADS = (*SCENARIO_WORKLOADS, "scaling")
 
 Progress = Callable[[str], None]

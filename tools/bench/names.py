@@ -1,0 +1,8 @@
+"""The names ``drasnap bench`` takes (workloads, backends), apart from the workloads
+themselves: the command reads them while it parses, before any workload is imported."""
+
+from __future__ import annotations
+
+BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-behind", "sqlite-nojournal", "postgres")
+SCENARIO_WORKLOADS = ("schedule-revert", "scale-up", "scale-up-partitionable", "scale-down")
+SIZES_WORKLOAD = "scale-down-sizes"
