@@ -16,9 +16,9 @@ from .errors import (
     StoreNotFoundError,
 )
 from .interface import (
-    Fate,
     ABSENT,
     NEVER,
+    Fate,
     Follower,
     LayerInfo,
     ReadOnlyState,

@@ -31,13 +31,13 @@ from typing import Any
 
 from drasnap.store import _sql
 from drasnap.store.codec import decode, encode
-from drasnap.store.interface import Fate
 from drasnap.store.errors import (
     InvalidValueError,
     JournalError,
     NotADatabaseError,
     StoreNotFoundError,
 )
+from drasnap.store.interface import Fate
 from drasnap.store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 from sqlalchemy import (
     Connection,

@@ -11,7 +11,7 @@ from drasnap.tools.options import database, json_option, name_option, store_to_r
 from drasnap.tools.output import TABLE_WIDTH, clock, echo_json, iso, render_table
 
 if TYPE_CHECKING:
-    from drasnap.snapshot import AllocationEvent
+    from drasnap.snapshot import AllocatedDevice, AllocationEvent
 
 FATES = [fate.value for fate in Fate if fate is not Fate.UNKNOWN]
 
@@ -44,6 +44,13 @@ def _device(_ctx: click.Context, _param: click.Parameter, value: str | None) -> 
         return parse_device(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
+
+
+def _device_cell(device: AllocatedDevice, node: str | None, one_driver: bool) -> str:
+    """A device as short as it can be said without ambiguity (the table's note says how)."""
+    if not one_driver:
+        return device.id
+    return device.device if device.pool == node else f"{device.pool}/{device.device}"
 
 
 @click.command(name="history")
@@ -98,13 +105,14 @@ def history_cmd(
             {"store": name, "journal_complete": complete, "events": [event_json(e) for e in events]}
         )
         return
+    drivers = sorted({d.driver for e in events for d in e.devices})
     rows = [
         (
             e.seq,
             clock(e.ts),
             e.event,
             e.claim,
-            [d.id for d in e.devices],
+            [_device_cell(d, e.node, len(drivers) == 1) for d in e.devices],
             e.node,
             f"{e.label} [{e.depth}]" if e.layer else "(base)",
             e.fate,
@@ -112,8 +120,15 @@ def history_cmd(
         for e in events
     ]
     headers = ("seq", "time", "event", "claim", "devices", "node", "layer [depth]", "fate")
-    wrap = ("layer [depth]", "claim", "node", "devices")
+    # Labels wrap first; names (claims, nodes, devices) only when nothing else is left.
+    wrap = ("layer [depth]", "devices", "node", "claim")
     click.echo(render_table(headers, rows, width=TABLE_WIDTH, wrap=wrap))
     days = sorted({iso(e.ts)[:10] for e in events})
     on = f", times UTC on {' to '.join(days[:: max(len(days) - 1, 1)])}" if days else ""
     click.echo(f"({len(events)} event{'s' if len(events) != 1 else ''}{on})", err=True)
+    if len(drivers) == 1:
+        click.echo(
+            f"(devices of driver {drivers[0]}, as POOL/DEVICE, or DEVICE where the pool is the "
+            "node's name)",
+            err=True,
+        )

@@ -12,6 +12,7 @@ command that continues it; a second one stops at once, keeping only the last che
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json as jsonlib
 import math
 import signal
@@ -257,17 +258,8 @@ def simulate_cmd(
 
         drasnap simulate scale-up sim.db --pods 400 --json
     """
-    from drasnap.snapshot.simulation import RunSession, files_digest, source_digest
-
     groups_file = node_groups if isinstance(node_groups, Path) else None
     _refuse_what_the_scenario_does_not_take(ctx, scenario, groups_file is not None)
-    digest = source_digest(source) if source else None
-    if scenario == "autoscale" and digest is not None:
-        digest = files_digest(
-            digest,
-            str(groups_file) if groups_file else None,
-            str(expander_priorities) if expander_priorities else None,
-        )
     extra: dict[str, Any] = {}
     if scenario == "autoscale":
         extra = {
@@ -288,7 +280,6 @@ def simulate_cmd(
         nodes=nodes,
         pods_per_node=pods_per_node,
         source=str(source.resolve()) if source else None,
-        source_digest=digest,
         feature_gates=feature_gates,
         **extra,
     ).resolved()
@@ -296,6 +287,18 @@ def simulate_cmd(
         settings.check()
     except ScenarioError as exc:  # a bad option value: a usage error, as click's own
         raise click.UsageError(str(exc)) from exc
+    # The options are good: now the library (a usage error never waits for it).
+    from drasnap.snapshot.simulation import RunSession, files_digest, source_digest
+
+    if source is not None:
+        digest = source_digest(source)
+        if scenario == "autoscale":
+            digest = files_digest(
+                digest,
+                str(groups_file) if groups_file else None,
+                str(expander_priorities) if expander_priorities else None,
+            )
+        settings = dataclasses.replace(settings, source_digest=digest)
     given_db = db is not None
     db = db if db is not None else DEFAULT_DB
     session = RunSession(

@@ -5,7 +5,8 @@ from .autoscale import decisions_so_far
 from .autoscale_config import files_digest
 from .inputs import Cluster, source_digest
 from .lifecycle import RunSession
-from .record import PLAN_KEY, RUN_KEY, SIM_KIND, Outcome
+from .plan import PLAN_KEY, RUN_KEY, SIM_KIND
+from .record import Outcome
 from .runner import prepare, simulate
 from .runs import RunInfo, choose_store, find_run, fresh_name, list_runs, newest_unfinished
 from .settings import (

@@ -64,7 +64,8 @@ from drasnap.snapshot.scheduling import pod_warnings
 from drasnap.snapshot.scheduling.fit_error import FitError
 from drasnap.snapshot.simulation.failures import record_unschedulable
 from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup, group_of, instantiate
-from drasnap.snapshot.simulation.record import PLAN_KEY, RUN_KEY, SIM_KIND, Sim
+from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND, steps
+from drasnap.snapshot.simulation.record import Sim
 from drasnap.snapshot.simulation.scale_up import GROUP_KIND, PENDING_KIND
 
 DECISION_KIND = "AutoscaleDecision"  # keys: pod/<ns>/<name>, estimate/<group>, node/<name>
@@ -117,11 +118,6 @@ def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
         ),
         "warnings": warnings,
     }
-
-
-def steps(plan: dict[str, Any]) -> int:
-    """How many steps the run has (module docstring)."""
-    return len(plan["groups"]) + 2 + len(plan["candidates"])
 
 
 def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from types import TracebackType
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunInterrupted, ScenarioError
 from drasnap.snapshot.simulation.inputs import Cluster
-from drasnap.snapshot.simulation.record import SIM_KIND, Outcome
+from drasnap.snapshot.simulation.plan import SIM_KIND
+from drasnap.snapshot.simulation.record import Outcome
 from drasnap.snapshot.simulation.runner import prepare, simulate
 from drasnap.snapshot.simulation.runs import find_run, fresh_name, newest_unfinished
 from drasnap.snapshot.simulation.settings import Report, Settings, StopRequest

@@ -25,14 +25,11 @@ from typing import Any
 
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunInterrupted
+from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.settings import Report, StopRequest
 from drasnap.store import VersionedStore
 
-__all__ = ["PLAN_KEY", "RUN_KEY", "SIM_KIND", "Counters", "Outcome", "Sim"]
-
-SIM_KIND = "Simulation"
-PLAN_KEY = "plan"
-RUN_KEY = "run"
+__all__ = ["Counters", "Outcome", "Sim"]
 
 
 @dataclass

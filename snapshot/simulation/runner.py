@@ -25,7 +25,8 @@ from drasnap.snapshot.errors import RunFailedError, ScenarioError
 from drasnap.snapshot.simulation import autoscale, autoscale_config, scale_down, scale_up
 from drasnap.snapshot.simulation.failures import run_warnings, unschedulable
 from drasnap.snapshot.simulation.inputs import Cluster, build
-from drasnap.snapshot.simulation.record import PLAN_KEY, RUN_KEY, SIM_KIND, Outcome, Sim
+from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND, steps
+from drasnap.snapshot.simulation.record import Outcome, Sim
 from drasnap.snapshot.simulation.settings import Report, Settings, StopRequest
 from drasnap.store import MemoryStore
 
@@ -113,7 +114,7 @@ def simulate(
         resumed = True
     started = time.monotonic()
     scenario = _SCENARIOS[settings.scenario]
-    sim.steps = scenario.steps(plan)
+    sim.steps = steps(plan)
     try:
         results = scenario.run(sim, plan)
     except SnapshotError as exc:

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drasnap.snapshot.errors import ScenarioError
-from drasnap.snapshot.simulation import autoscale
-from drasnap.snapshot.simulation.record import PLAN_KEY, RUN_KEY, SIM_KIND
+from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND, steps
 from drasnap.snapshot.simulation.settings import settings_options
 from drasnap.store import Store, StoreInfo, list_stores
 
@@ -98,11 +97,6 @@ def read_run(db: str, info: StoreInfo) -> RunInfo:
         status = "failed"
     else:
         status = "finished" if run.get("done") else "unfinished"
-    steps = len(plan["candidates"]) if "candidates" in plan else None
-    if settings.get("scenario") == "autoscale":
-        steps = autoscale.steps(plan)
-    elif "groups" in plan:
-        steps = len(plan["groups"]) + 1
     return RunInfo(
         name=info.name,
         status=status,
@@ -112,7 +106,7 @@ def read_run(db: str, info: StoreInfo) -> RunInfo:
         scenario=settings.get("scenario"),
         settings=settings,
         step=int(run.get("step", 0)),
-        steps=steps,
+        steps=steps(plan),
         results=run.get("results"),
         counters=run.get("counters"),
         error=run.get("error"),

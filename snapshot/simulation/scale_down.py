@@ -17,11 +17,6 @@ def setup(sim: Sim) -> dict[str, Any]:
     return {"candidates": sim.cluster.node_names()}
 
 
-def steps(plan: dict[str, Any]) -> int:
-    """How many steps the run has: one per candidate."""
-    return len(plan["candidates"])
-
-
 def try_remove(sim: Sim, node: str) -> int | None:
     """Simulate removing ``node``; returns how many pods moved, or None if it stays."""
     cs = sim.cluster

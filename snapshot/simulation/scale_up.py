@@ -36,11 +36,6 @@ def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def steps(plan: dict[str, Any]) -> int:
-    """How many steps the run has: one per node group, then the expansion."""
-    return len(plan["groups"]) + 1
-
-
 _REPORT_EVERY = 64  # pods between progress reports
 
 

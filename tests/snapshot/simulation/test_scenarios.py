@@ -29,7 +29,8 @@ from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.simulation import generated
 from drasnap.snapshot.simulation.inputs import source_digest
-from drasnap.snapshot.simulation.record import SIM_KIND, Outcome
+from drasnap.snapshot.simulation.plan import SIM_KIND
+from drasnap.snapshot.simulation.record import Outcome
 from drasnap.snapshot.simulation.runner import prepare, simulate
 from drasnap.snapshot.simulation.scale_up import PENDING_KIND
 from drasnap.snapshot.simulation.settings import Settings
