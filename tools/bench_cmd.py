@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json as jsonlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 from drasnap.tools.bench.names import BACKENDS, SCENARIO_WORKLOADS, SIZES_WORKLOAD
 from drasnap.tools.errors import CommandError
+from drasnap.tools.options import json_option, seed_option
+from drasnap.tools.output import echo_json
 
 if TYPE_CHECKING:
     from drasnap.tools.bench.suite import Row
@@ -41,9 +42,9 @@ DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
     show_default=True,
     help="Timed runs per backend.",
 )
-@click.option("--seed", default=0, show_default=True, help="Seed of the generated workloads.")
+@seed_option("Seed of the generated workloads.")
 @click.option("--memory/--no-memory", default=True, help="Also measure peak memory (tracemalloc).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+@json_option
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a PNG chart.")
 @click.option(
     "--postgres-url",
@@ -164,9 +165,7 @@ def bench_cmd(
         progress(f"chart written to {plot}")
     if as_json:
         settings = {"size": size, "repeat": repeat, "seed": seed, "backends": names}
-        click.echo(
-            jsonlib.dumps({"machine": m, "settings": settings, "results": results}, indent=2)
-        )
+        echo_json({"machine": m, "settings": settings, "results": results})
         return
     for line in tables:
         click.echo(line)

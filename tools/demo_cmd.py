@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from drasnap.tools.options import name_option_with
 
 
 @click.command(name="demo")
@@ -15,7 +16,7 @@ import click
     show_default=True,
     help="SQLite file to create (or reuse).",
 )
-@click.option("--name", default="demo", show_default=True, help="Named store inside the file.")
+@name_option_with("Named store inside the file.", default="demo", show_default=True)
 def demo_cmd(db: Path, name: str) -> None:
     """A tour of the versioned store on a SQLite file.
 

@@ -45,11 +45,19 @@ def database(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-name_option = click.option(
-    "--name",
-    metavar="NAME",
-    help="The run (named store) inside the database [default: the newest].",
-)
+def name_option_with(help: str, **kwargs: Any) -> Callable[[F], F]:
+    """``--name NAME`` with the command's own help (and click's other settings)."""
+    return click.option("--name", metavar="NAME", help=help, **kwargs)
+
+
+name_option = name_option_with("The run (named store) inside the database [default: the newest].")
+
+
+def seed_option(help: str) -> Callable[[F], F]:
+    """``--seed N``: the same seed, the same run."""
+    return click.option("--seed", default=0, show_default=True, help=help)
+
+
 at_option = click.option(
     "--at", type=int, metavar="SEQ", help="As of this sequence number (replayed)."
 )

@@ -5,14 +5,14 @@ from __future__ import annotations
 import csv
 
 import click
-from drasnap.tools.options import DEFAULT_DB, resolve_db
+from drasnap.tools.options import DEFAULT_DB, json_option, resolve_db
 from drasnap.tools.output import cell, echo_json, render_table
 
 
 @click.command(name="query")
 @click.argument("args", nargs=-1, metavar="[DB] SQL")
 @click.option("--db", "db_option", metavar="DB", help="The database, as the DB argument.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of row objects.")
+@json_option
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV with a header row.")
 @click.option("--limit", type=click.IntRange(min=1), help="Fetch at most this many rows.")
 def query_cmd(

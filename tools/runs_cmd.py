@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import DEFAULT_DB, database, json_option
+from drasnap.tools.options import DEFAULT_DB, database, json_option, name_option_with
 from drasnap.tools.output import echo_json, iso, render_table
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def runs_cmd(db: str | None, as_json: bool) -> None:
 
 @click.command(name="drop")
 @database
-@click.option("--name", required=True, metavar="NAME", help="The run to remove.")
+@name_option_with("The run to remove.", required=True)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def drop_cmd(db: str | None, name: str, yes: bool) -> None:
     """Remove the run NAME from DB, with everything it holds (its objects, layers and

@@ -31,8 +31,8 @@ from drasnap.snapshot import (
     resolve_feature_gates,
 )
 from drasnap.snapshot.simulation import DEVICES, LIMITS, Settings, refused_settings
-from drasnap.tools.options import DEFAULT_DB, database, json_option
-from drasnap.tools.output import command_line
+from drasnap.tools.options import DEFAULT_DB, database, json_option, name_option_with, seed_option
+from drasnap.tools.output import command_line, echo_json
 from drasnap.tools.progress import Progress
 
 DEFAULT_CHECKPOINT_EVERY = 2.0
@@ -120,13 +120,11 @@ _LIMITS_HELP = ", ".join(
 @click.command(name="simulate", epilog=f"Limits: {_LIMITS_HELP}.")
 @click.argument("scenario", metavar="SCENARIO")
 @database
-@click.option(
-    "--name",
-    metavar="NAME",
-    help="The run's name in the database [default: a new one, <scenario>-<n>]; with --resume, "
-    "the run to start, continue or report [default: the newest unfinished run].",
+@name_option_with(
+    "The run's name in the database [default: a new one, <scenario>-<n>]; with --resume, "
+    "the run to start, continue or report [default: the newest unfinished run]."
 )
-@click.option("--seed", default=0, show_default=True, help="Seed: the same seed, the same run.")
+@seed_option("Seed: the same seed, the same run.")
 @click.option("--pods", default=4000, show_default=True, help="scale-up: pending pods.")
 @click.option(
     "--gpus-per-node",
@@ -388,7 +386,7 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
     for warning in data.get("warnings") or ():
         click.echo(f"warning: {warning}", err=True)
     if as_json:
-        click.echo(jsonlib.dumps(data))
+        echo_json(data)
         return
     unplaced = data.get("unschedulable") or {}
     if data.get("scenario") != "autoscale":  # (autoscale's summary said them already)

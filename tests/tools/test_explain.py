@@ -30,7 +30,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp / "sim.db"
     result = drasnap("simulate", "scale-up", str(db), "--from", str(directory), "--json")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout.splitlines()[-1])
+    data = json.loads(result.stdout)
     assert data["unschedulable"] == {"default/pending-big": MESSAGE}
     return db
 
