@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from drasnap.store import Store
-from drasnap.tools.cli import cli
 
 from tests.store.journal_session import Session
 from tests.tools.journal_cli import run, run_json
@@ -273,14 +272,3 @@ def test_history_warns_about_an_incomplete_journal(tmp_path: Path) -> None:
     data = run_json("history", path)
     assert data["journal_complete"] is False and data["events"] == []
     assert "incomplete" in run("history", path).stderr
-
-
-# -- every command has help ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("command", ["replay", "inspect", "diff", "history", "query"])
-def test_every_journal_command_has_help_with_an_example(command: str) -> None:
-    result = run(command, "--help")
-    assert result.exit_code == 0
-    assert "Example" in result.stdout
-    assert command in cli.commands
