@@ -215,7 +215,9 @@ def _compile_problem(expression: str) -> str | None:
     try:
         compile_cel(expression, list_type_attributes=True)
     except AllocationError as exc:
-        return str(exc)
+        # The compiler goes on with the expression and a caret under the error: the first
+        # line says it all.
+        return str(exc).splitlines()[0]
     return None
 
 
