@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Final
 
 from snapshot.validation.capacity_policies import check_request_policy
@@ -78,7 +79,10 @@ def check_slice(c: Checker, obj: Mapping[str, Any]) -> None:
         c.invalid(("spec",), "", "only one of `sharedCounters` or `devices` is allowed")
     devices = as_list(spec.get("devices"))
     limit = RESOURCE_SLICE_MAX_DEVICES
-    if any(_advanced(as_map(device)) for device in devices):
+    # Only a slice over the lower limit needs its devices looked at for advanced features.
+    if len(devices) > RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES and any(
+        _advanced(as_map(device)) for device in devices
+    ):
         limit = RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES
     if not c.too_many(("spec", "devices"), devices, limit):
         per_device = spec.get("perDeviceNodeSelection") is True
@@ -127,7 +131,9 @@ def _device(c: Checker, path: FieldPath, device: Mapping[str, Any], per_device: 
             if type(text) is str and len(text) > 16:
                 _string_value(c, (*path, "attributes", name, "string"), text)
             elif "version" in attribute:
-                _attribute(c, (*path, "attributes", name), attribute)
+                version = attribute["version"]
+                if type(version) is str and (len(version) > 16 or not _is_semver(version)):
+                    _version_value(c, (*path, "attributes", name, "version"), version)
             continue
         values += sum(len(as_list(attribute.get(key))) for key in _LIST_VALUES) or 1
         _attribute(c, (*path, "attributes", name), attribute)
@@ -187,8 +193,14 @@ def _string_value(c: Checker, path: FieldPath, value: str) -> None:
         c.too_long(path, DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)
 
 
+@lru_cache(maxsize=4096)
+def _is_semver(value: str) -> bool:
+    """The same driver versions recur on every device of every slice: matched once each."""
+    return _SEMVER_RE.fullmatch(value) is not None
+
+
 def _version_value(c: Checker, path: FieldPath, value: str) -> None:
-    if not _SEMVER_RE.fullmatch(value):
+    if not _is_semver(value):
         c.invalid(path, value, "must be a string compatible with semver.org spec 2.0.0")
     _string_value(c, path, value)
 
