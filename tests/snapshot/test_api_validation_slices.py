@@ -56,6 +56,13 @@ CASES: list[tuple[str, Obj, str, str]] = [
         'Invalid value: "": only one of `sharedCounters` or `devices` is allowed',
     ),
     (
+        "slice-no-node-selection",
+        edit(slice_(), lambda o: o["spec"].pop("nodeName")),
+        "spec",
+        "Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
+        "`perDeviceNodeSelection` is required",
+    ),
+    (
         "slice-129-devices",
         slice_(129),
         "spec.devices",
