@@ -22,6 +22,7 @@ from drasnap.snapshot.allocation.pools import Device
 from drasnap.snapshot.errors import AllocationError
 from drasnap.snapshot.k8s.features import AllocatorFeatures
 from drasnap.snapshot.k8s.kinds import klog_kobj
+from drasnap.snapshot.validation.limits import ALLOCATION_RESULTS_MAX_SIZE
 
 __all__ = [
     "MAX_DEVICES_PER_CLAIM",
@@ -31,8 +32,9 @@ __all__ = [
     "plan_claims",
 ]
 
-#: ``resourceapi.AllocationResultsMaxSize``: at most this many devices per claim.
-MAX_DEVICES_PER_CLAIM = 32
+#: ``resourceapi.AllocationResultsMaxSize``: at most this many devices per claim. Its home is
+#: `snapshot.validation.limits`, whose up-front check of claims refuses the same claims.
+MAX_DEVICES_PER_CLAIM = ALLOCATION_RESULTS_MAX_SIZE
 
 Obj = Mapping[str, Any]
 

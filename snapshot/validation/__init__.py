@@ -34,7 +34,11 @@ The package: :mod:`~snapshot.validation.engine` (one object through its model),
 :mod:`~snapshot.validation.models` (which model for which apiVersion and kind),
 :mod:`~snapshot.validation.schema` (the models' wire shape),
 :mod:`~snapshot.validation.quantities`, :mod:`~snapshot.validation.messages` (pydantic errors
-as sentences), :mod:`~snapshot.validation.names` (names the API server would refuse) and
+as sentences), :mod:`~snapshot.validation.api` (the API server's rules past the model:
+:mod:`~snapshot.validation.names`, :mod:`~snapshot.validation.slices`,
+:mod:`~snapshot.validation.capacity_policies`, :mod:`~snapshot.validation.claims`,
+:mod:`~snapshot.validation.core`, with the limits of :mod:`~snapshot.validation.limits` and the
+messages of :mod:`~snapshot.validation.problems`; every rule: ``docs/validation.md``) and
 :mod:`~snapshot.validation.context` (the prefix of every message).
 """
 
@@ -95,7 +99,11 @@ def validate(
     ``metadata.name`` is required. Labels and annotations must be strings, and names must
     have the format the API server requires (a device name is a DNS label, a driver name a
     DNS subdomain, an attribute name a C identifier with an optional domain, ...: the table
-    in :mod:`snapshot.validation.names`). Any problem raises :class:`ObjectValidationError`
+    in :mod:`snapshot.validation.names`). DRA objects and pods must also pass the API server's
+    other rules (list sizes, one-of fields, counter sets, request policies, ...), and claims
+    and claim templates the allocator's limit of 32 devices per claim; a ``count`` of 0 is
+    taken as 1, as the API server defaults it (a note). ``docs/validation.md`` lists every
+    rule. Any problem raises :class:`ObjectValidationError`
     whose message names ``source`` (e.g. ``"cluster.yaml doc 2"``), the kind, namespace/name,
     the field path and what was expected; its attributes carry the same parts.
     """

@@ -18,10 +18,11 @@ import orjson
 import pydantic
 from drasnap.snapshot.k8s.kinds import DEFAULT_NAMESPACE, DRA_API_VERSION, is_namespaced
 from drasnap.snapshot.k8s.objects import KubeObject, describe_value, identity_of, quote
+from drasnap.snapshot.validation.api import check_api
+from drasnap.snapshot.validation.claims import apply_defaults
 from drasnap.snapshot.validation.context import Context, FieldPath, PathView
 from drasnap.snapshot.validation.messages import translate
 from drasnap.snapshot.validation.models import RELABELED_VERSIONS, model_for
-from drasnap.snapshot.validation.names import check_names
 from drasnap.snapshot.validation.quantities import CHECKERS, fix_quantities, root_checker
 from drasnap.snapshot.validation.schema import FieldType, ListOf, MapOf, ModelRef, model_info
 
@@ -53,8 +54,9 @@ def check(
 ) -> Checked:
     """Validate ``obj`` with ``model`` (by default the one for its apiVersion and kind).
 
-    ``names`` also refuses names the API server would (:mod:`snapshot.validation.names`;
-    only for objects in v1 shape). ``view`` maps paths in ``obj`` to the paths shown.
+    ``names`` also applies the API server's defaults and refuses what it would (names and
+    structure: :mod:`snapshot.validation.api`; only for objects in v1 shape). ``view`` maps
+    paths in ``obj`` to the paths shown.
     Normalisations are appended to ``warnings`` when validation succeeds.
     """
     kind, namespace, name = identity_of(obj)
@@ -107,7 +109,12 @@ def check(
                 ctx.note(_NAMESPACE_PATH, f"{ctx.kind} is cluster-scoped; namespace dropped")
             )
     if names:
-        check_names(data, ctx)
+        defaulted = apply_defaults(data)
+        for path in defaulted:
+            notes.append(ctx.note(path, "count 0 taken as 1 (the API server's default)"))
+        if defaulted and build_model:
+            built = cls.model_validate(data)
+        check_api(data, ctx)
     if api_version in RELABELED_VERSIONS and model is None:
         data["apiVersion"] = DRA_API_VERSION
         notes.append(ctx.note((), f"{api_version} converted to {DRA_API_VERSION}"))

@@ -130,7 +130,7 @@ def _template_with(directory: Path, edit: Any) -> None:
         (
             lambda r: r.update(selectors=[{"cel": {"expression": "device.driver =="}}]),
             "ResourceClaimTemplate default/one-gpu: spec.spec.devices.requests[0].exactly."
-            "selectors[0].cel.expression: CEL compile error: compilation failed",
+            'selectors[0].cel.expression: Invalid value: "device.driver ==": compilation failed',
         ),
     ],
     ids=["missing-device-class", "cel-syntax"],

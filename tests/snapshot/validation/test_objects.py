@@ -231,14 +231,19 @@ def test_allocated_claim_with_owner_and_reservations() -> None:
 def test_bare_number_quantities_in_a_slice_become_strings_with_warnings() -> None:
     obj = make_slice()
     obj["spec"]["devices"][0]["capacity"]["compute"]["value"] = 100
+    # A request policy needs allowMultipleAllocations, counter sets a slice of their own.
+    obj["spec"]["devices"][1]["allowMultipleAllocations"] = True
     obj["spec"]["devices"][1]["capacity"]["memory"]["requestPolicy"] = {
         "default": 1,
         "validRange": {"min": 1, "max": 2.5, "step": 0.5},
     }
-    obj["spec"]["sharedCounters"] = [{"name": "c", "counters": {"memory": {"value": 2.0}}}]
+    counters = make_slice()
+    del counters["spec"]["devices"]
+    counters["spec"]["sharedCounters"] = [{"name": "c", "counters": {"memory": {"value": 2.0}}}]
     before = copy.deepcopy(obj)
     warnings: list[str] = []
     out = validate(obj, source="slices.yaml doc 2", warnings=warnings)
+    counters_out = validate(counters, source="slices.yaml doc 3", warnings=warnings)
 
     assert obj == before  # never mutated
     device0, device1 = out["spec"]["devices"]
@@ -247,7 +252,7 @@ def test_bare_number_quantities_in_a_slice_become_strings_with_warnings() -> Non
         "default": "1",
         "validRange": {"min": "1", "max": "2.5", "step": "0.5"},
     }
-    assert out["spec"]["sharedCounters"][0]["counters"]["memory"]["value"] == "2"
+    assert counters_out["spec"]["sharedCounters"][0]["counters"]["memory"]["value"] == "2"
     assert (
         "slices.yaml doc 2: ResourceSlice node-a-gpu.example.com: "
         'spec.devices[0].capacity.compute.value: number 100 taken as quantity "100"'
