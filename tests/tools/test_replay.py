@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from drasnap.store import Store
 from drasnap.store.codec import encode
-from drasnap.tools.cli import cli
 
 from tests.store.journal_session import Session, claim
 from tests.tools.journal_cli import run, run_json
@@ -103,7 +102,6 @@ SIMULATIONS = [
 ]
 
 
-@pytest.mark.skipif("simulate" not in cli.commands, reason="drasnap simulate is not registered")
 @pytest.mark.parametrize("args", SIMULATIONS, ids=["scale-up", "scale-down"])
 def test_a_simulation_run_replays_to_its_digest(tmp_path: Path, args: list[str]) -> None:
     db = tmp_path / "sim.db"

@@ -156,7 +156,7 @@ def test_resume_an_interrupted_run(tmp_path: Path, named: bool) -> None:
         assert resumed[key] == reference[key], key
 
 
-# -- bad input: exit 1, one error line, nothing written -----------------------------------------
+# -- bad option values: usage errors (exit 2), nothing written -----------------------------------
 
 
 @pytest.mark.parametrize(
@@ -177,9 +177,15 @@ def test_resume_an_interrupted_run(tmp_path: Path, named: bool) -> None:
     ],
     ids=["scenario", "pods-0", "nodes-0", "pods-per-node", "node-groups", "scenario-resume"],
 )
-def test_impossible_input_writes_nothing(tmp_path: Path, args: list[str], fragment: str) -> None:
+def test_impossible_settings_are_usage_errors_and_write_nothing(
+    tmp_path: Path, args: list[str], fragment: str
+) -> None:
     db = tmp_path / "sim.db"
-    assert_error(simulate(*args, "--db", str(db)), fragment)
+    result = simulate(*args, "--db", str(db))
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1].startswith("Error: ")
+    assert fragment in result.stderr.splitlines()[-1]
     assert list(tmp_path.iterdir()) == []
 
 
@@ -365,10 +371,9 @@ def test_partitionable_devices_are_recorded_and_resume_refuses_flat(tmp_path: Pa
     assert again["resumed"] is True
     runs = CliRunner().invoke(cli, ["runs", db])
     assert "--devices partitionable" in runs.output
-    assert_error(
-        simulate("scale-down", db, "--nodes", "2", "--devices", "partitionable"),
-        "--devices partitionable is for generated scale-up runs",
-    )
+    refused = simulate("scale-down", db, "--nodes", "2", "--devices", "partitionable")
+    assert refused.exit_code == 2
+    assert "--devices does not apply to scale-down: it is taken by scale-up" in refused.stderr
 
 
 @pytest.mark.parametrize(
