@@ -459,7 +459,7 @@ def test_cli_json_human_output_and_runs(tmp_path: Path) -> None:
         (["--expander", "cheapest"], "unknown expander 'cheapest'"),
         (["--expander", "priority"], "--expander priority needs --expander-priorities FILE"),
         (["--pods", "5"], "--pods does not apply to autoscale"),
-        (["--node-groups", "3"], "--node-groups takes a node-group FILE for autoscale"),
+        (["--node-groups", "3"], "--node-groups does not apply to autoscale"),
     ],
 )
 def test_cli_refuses_wrong_settings(tmp_path: Path, args: list[str], fragment: str) -> None:
@@ -467,7 +467,7 @@ def test_cli_refuses_wrong_settings(tmp_path: Path, args: list[str], fragment: s
     source = [] if not args else ["--from", str(directory)]
     db = tmp_path / "sim.db"
     result = CliRunner().invoke(cli, ["simulate", "autoscale", str(db), *source, *args])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     assert fragment in result.stderr
     assert not db.exists()
 
