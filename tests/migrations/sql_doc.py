@@ -49,7 +49,7 @@ def result_of(db: Path | str, sql: str) -> str:
 
 def rewrite(db: Path | str) -> None:
     """Put each example's result after it in the doc (replacing the one there)."""
-    text = _RESULT.sub("", DOCS.read_text())
+    text = re.sub("\n?" + _RESULT.pattern, "", DOCS.read_text(), flags=re.S)
     out, end = [], 0
     for match in re.finditer(r"<!-- example: (\S+) -->\s*```sql\n(.*?)```\n", text, re.S):
         out.append(text[end : match.end()])
@@ -58,7 +58,7 @@ def rewrite(db: Path | str) -> None:
         )
         end = match.end()
     out.append(text[end:])
-    DOCS.write_text("".join(out))
+    DOCS.write_text(re.sub(r"\n{3,}", "\n\n", "".join(out)))
 
 
 if __name__ == "__main__":
