@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from math import ceil
 from typing import Any
 
+from drasnap.snapshot.allocation.pools import newest_generation, pool_fields
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.controllers.claim_templates import node_allocatable, pod_requests
 from drasnap.snapshot.k8s.kinds import key_of
@@ -117,12 +118,9 @@ def highest_dra_utilization(
 
 
 def _current_generation(pool: str, slices: list[KubeObject]) -> list[KubeObject]:
-    newest = max(
-        int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in slices
-    )
-    current = [s for s in slices if int(s["spec"]["pool"].get("generation") or 0) == newest]
-    want = int(current[0]["spec"]["pool"].get("resourceSliceCount") or 1)
+    ((current, want),) = newest_generation(slices).values()  # the slices of one pool
     if len(current) != want:
+        newest = pool_fields(current[0])[1]
         raise UtilizationError(
             f'pool "{pool}" error: newest generation: {newest}, slice count: {want} - found '
             f"only {len(current)} slices"
