@@ -28,7 +28,7 @@ from drasnap.snapshot.cel.engine import DeviceActivation, device_activation
 from drasnap.snapshot.errors import AllocationError, ObjectValidationError
 from drasnap.snapshot.k8s.claims import DeviceID
 from drasnap.snapshot.k8s.node_selectors import node_selector_matches
-from drasnap.snapshot.k8s.quantity import Quantity
+from drasnap.snapshot.k8s.quantity import quantity_value
 
 __all__ = [
     "Device",
@@ -62,7 +62,7 @@ _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 def parse_quantity(text: object, where: str) -> Fraction:
     """The exact value of a quantity field, or an `AllocationError` naming ``where``."""
     try:
-        return Quantity.parse(str(text)).value
+        return quantity_value(str(text))
     except ObjectValidationError as exc:
         raise AllocationError(f"{where}: {exc}") from exc
 

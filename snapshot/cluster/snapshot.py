@@ -53,7 +53,7 @@ from drasnap.snapshot.cluster.placement import (
 from drasnap.snapshot.cluster.placement import device_names as _device_names
 from drasnap.snapshot.cluster.pod_index import NOTHING as _NOTHING
 from drasnap.snapshot.cluster.pod_index import PodIndex
-from drasnap.snapshot.controllers.claim_templates import Resources, node_allocatable, node_name_of
+from drasnap.snapshot.controllers.claim_templates import node_name_of
 from drasnap.snapshot.dra.snapshot import DraSnapshot
 from drasnap.snapshot.errors import (
     AlreadyTrackedError,
@@ -88,6 +88,7 @@ from drasnap.snapshot.scheduling import (
     default_plugins,
     dra_extended_resource_classes,
     extended_resource_requests,
+    node_allocatable_requests,
     node_facts,
     pod_facts,
     share_pod_facts,
@@ -246,10 +247,9 @@ class ClusterSnapshot:
     def pod_count(self) -> int:
         return self._store.count(POD_KIND)
 
-    def free_resources(self, node: KubeObject) -> Resources:
-        """The node's CPU, memory and pod count minus what the pods on it request."""
-        used = self._pods.requested.get(name_of(node), _NOTHING)
-        return node_allocatable(node) - Resources(used.cpu, used.memory, used.pods)
+    def free_resources(self, node: KubeObject) -> Requests:
+        """What the node offers minus what the pods on it request."""
+        return node_allocatable_requests(node) - self._pods.requested.get(name_of(node), _NOTHING)
 
     # -- the filters' ClusterView --------------------------------------------------------------
 
