@@ -63,6 +63,7 @@ from drasnap.snapshot.allocation.state import allocated_state
 from drasnap.snapshot.allocation.taint_rules import apply_device_taint_rules
 from drasnap.snapshot.errors import AllocationError
 from drasnap.snapshot.k8s.features import allocator_features
+from drasnap.snapshot.k8s.objects import raw_name as _name
 
 __all__ = ["MAX_DEVICES_PER_CLAIM", "allocate"]
 
@@ -157,7 +158,3 @@ def _class_map(classes: Iterable[Obj] | Mapping[str, Obj]) -> Mapping[str, Obj]:
     if type(classes) is not list and isinstance(classes, Mapping):
         return classes
     return {_name(c): c for c in classes}
-
-
-def _name(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name", ""))

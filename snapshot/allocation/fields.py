@@ -22,6 +22,8 @@ from typing import Any, Final
 
 from drasnap.snapshot.errors import AllocationError
 from drasnap.snapshot.k8s.features import AllocatorFeatures, allocator_features
+from drasnap.snapshot.k8s.kinds import klog_kobj
+from drasnap.snapshot.k8s.objects import raw_name
 
 __all__ = [
     "FIELDS",
@@ -410,10 +412,8 @@ def _disabled_requests(
 
 
 def label(obj: Mapping[str, Any], kind: str) -> str:
-    """``Kind namespace/name`` (or ``Kind name``) for messages."""
-    metadata = obj.get("metadata") or {}
-    namespace, name = metadata.get("namespace"), str(metadata.get("name", ""))
-    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+    """``Kind namespace/name`` (or ``Kind name``) for messages: the kind and `klog_kobj`."""
+    return f"{kind} {klog_kobj(obj)}"
 
 
 def unsupported_fields(
@@ -472,7 +472,7 @@ def _raise(obj: Mapping[str, Any], kind: str, problem: tuple[str, str]) -> None:
     raise AllocationError(
         f"{label(obj, kind)}: {where}: {what}",
         kind=kind,
-        name=str((obj.get("metadata") or {}).get("name", "")),
+        name=raw_name(obj),
         field=where,
     )
 

@@ -28,6 +28,7 @@ from drasnap.snapshot.cel.engine import DeviceActivation, device_activation
 from drasnap.snapshot.errors import AllocationError, ObjectValidationError
 from drasnap.snapshot.k8s.claims import DeviceID
 from drasnap.snapshot.k8s.node_selectors import node_selector_matches
+from drasnap.snapshot.k8s.objects import raw_name
 from drasnap.snapshot.k8s.quantity import quantity_value
 
 __all__ = [
@@ -263,7 +264,7 @@ def slice_info(raw: Mapping[str, Any]) -> SliceInfo:
     shared = tuple(spec.get("sharedCounters") or ())
     info = SliceInfo(
         raw=raw,
-        name=str((raw.get("metadata") or {}).get("name", "")),
+        name=raw_name(raw),
         driver=driver,
         pool=pool_name,
         generation=generation,

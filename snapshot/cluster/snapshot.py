@@ -459,7 +459,7 @@ class ClusterSnapshot:
         Raises:
             NotFoundError: the pod is not on any node.
         """
-        key = f"{namespace}/{name}"
+        key = namespaced_key(namespace, name)
         pod: KubeObject | None = self._store.get(POD_KIND, key)
         where = self._pods.node_of.get(key)
         if pod is None or where is None:

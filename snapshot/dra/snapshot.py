@@ -57,7 +57,6 @@ from drasnap.snapshot.dra.listers import (
     DeviceTaintRuleLister,
     ResourceClaimTracker,
     ResourceSliceLister,
-    go_quote,
 )
 from drasnap.snapshot.errors import (
     AlreadyTrackedError,
@@ -85,7 +84,7 @@ from drasnap.snapshot.k8s.kinds import (
     key_of,
     namespaced_key,
 )
-from drasnap.snapshot.k8s.objects import KubeObject, object_label
+from drasnap.snapshot.k8s.objects import KubeObject, go_quote, object_label
 from drasnap.store import MemoryStore, Store, VersionedStore
 
 __all__ = [
