@@ -62,7 +62,7 @@ from drasnap.snapshot.errors import (
     SchedulingError,
 )
 from drasnap.snapshot.k8s.claims import DeviceID, is_allocated, with_pod_reservation
-from drasnap.snapshot.k8s.features import resolve_feature_gates
+from drasnap.snapshot.k8s.features import allocator_features, resolve_feature_gates
 from drasnap.snapshot.k8s.kinds import (
     CLAIM_KIND,
     NODE_KIND,
@@ -156,8 +156,7 @@ class ClusterSnapshot:
             FeatureGateError: an unknown gate.
         """
         gates = resolve_feature_gates(features)  # an unknown gate fails here, not at a pod
-        # The defaults are passed as None: the allocator's fast path, with the same answer.
-        self._features = dict(features) if features and gates != _DEFAULTS else None
+        self._features = allocator_features(gates)  # resolved once, for every allocation
         self._extended_resources = gates["DRAExtendedResource"]
         self.dra = DraSnapshot(store)
         self._store = store
@@ -571,7 +570,7 @@ class ClusterSnapshot:
         claims = self.dra.resource_claims
         shares, consumed = claims.allocated_shares()
         dedicated: AbstractSet[DeviceID] = claims.allocated_devices_view()
-        if shares and self._features and not self._features.get("DRAConsumableCapacity", True):
+        if shares and not self._features.consumable_capacity:
             # Gate off: upstream's GatherAllocatedState counts every share as dedicated.
             dedicated = dedicated | {share[:3] for share in shares}
             shares, consumed = (), ()
@@ -643,9 +642,6 @@ class ClusterSnapshot:
         if pools and shares_a_pool(pools, slice_list_devices(global_slices)[1]):
             return self.dra.resource_slices.list()  # a local pool with global slices too
         return [*local, *global_slices]
-
-
-_DEFAULTS = resolve_feature_gates()
 
 
 @dataclass
