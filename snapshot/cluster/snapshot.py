@@ -66,7 +66,6 @@ from drasnap.snapshot.k8s.features import allocator_features, resolve_feature_ga
 from drasnap.snapshot.k8s.kinds import (
     CLAIM_KIND,
     NODE_KIND,
-    NON_LOCAL_SLICES_KEY,
     POD_KIND,
     SLICE_KIND,
     key_of,
@@ -631,12 +630,12 @@ class ClusterSnapshot:
                 )
 
     def _slices_for(self, node_name: str) -> list[KubeObject]:
-        local: list[KubeObject] = self._store.get(SLICE_KIND, node_name) or []
+        local = self.dra.local_slices(node_name)
         spread, pools = slice_list_devices(local) if local else (False, ())
         if spread:
             # A pool spread over nodes: completeness needs every slice.
             return self.dra.resource_slices.list()
-        global_slices: list[KubeObject] | None = self._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
+        global_slices = self.dra.global_slices()
         if not global_slices:
             return list(local)
         if pools and shares_a_pool(pools, slice_list_devices(global_slices)[1]):
@@ -705,7 +704,7 @@ def _no_free_global_device(
     nodes with a free local device are worth filtering."""
     if not pod.needs_free_device:
         return False
-    global_slices = cluster.store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
+    global_slices = cluster.dra.global_slices()
     return not (global_slices and free_in(slice_list_devices(global_slices)[1], allocated))
 
 
