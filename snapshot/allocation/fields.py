@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from drasnap.snapshot.errors import AllocationError
+from drasnap.snapshot.errors import AllocationError, ArgumentError
 from drasnap.snapshot.k8s.features import AllocatorFeatures, allocator_features
 from drasnap.snapshot.k8s.kinds import klog_kobj
 from drasnap.snapshot.k8s.objects import raw_name
@@ -353,11 +353,11 @@ def kind_of(obj: Mapping[str, Any], kind: str | None) -> str:
     """The kind to check ``obj`` as (``kind``, else its own), if the allocator reads that kind.
 
     Raises:
-        ValueError: the allocator does not read that kind.
+        ArgumentError: the allocator does not read that kind.
     """
     kind = kind or str(obj.get("kind") or "")
     if kind not in ROOTS:
-        raise ValueError(
+        raise ArgumentError(
             f"cannot check a {kind or 'object without kind'}: expected one of {', '.join(ROOTS)}"
         )
     return kind
@@ -438,7 +438,7 @@ def unsupported_fields(
     ['ResourceClaim c', 'spec.devices.requests[0].firstAvailable', 'request r']
 
     Raises:
-        ValueError: ``obj`` is not one of those kinds.
+        ArgumentError: ``obj`` is not one of those kinds.
         FeatureGateError: an unknown feature gate.
     """
     kind = kind_of(obj, kind)
@@ -458,7 +458,7 @@ def check_supported(
     Raises:
         AllocationError: naming the object and the field (also as ``kind``, ``name``,
             ``field`` attributes).
-        ValueError: ``obj`` is not a kind the allocator reads.
+        ArgumentError: ``obj`` is not a kind the allocator reads.
         FeatureGateError: an unknown feature gate.
     """
     kind = kind_of(obj, kind)
