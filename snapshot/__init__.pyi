@@ -11,6 +11,7 @@ from .dra.snapshot import DraSnapshot
 from .errors import (
     AllocationError,
     AlreadyTrackedError,
+    ArgumentError,
     FeatureGateError,
     ManifestError,
     NotFoundError,
@@ -71,6 +72,7 @@ __all__ = [
     "AllocationError",
     "AllocationEvent",
     "AlreadyTrackedError",
+    "ArgumentError",
     "ClaimSummary",
     "ClusterSnapshot",
     "DeviceClassLister",

@@ -10,6 +10,9 @@ The tree::
     ├── ReservationError               a claim cannot take one more reservation
     ├── AllocationError                the allocator hit what upstream treats as an error
     ├── FeatureGateError               an unknown feature gate or a bad --feature-gates value
+    ├── ArgumentError                  an argument of the wrong shape or value (a device
+    │                                  written wrong, an unknown fate, a malformed allocated
+    │                                  state; also ValueError)
     ├── SchedulingError                a pod cannot be placed (cluster snapshot)
     ├── ScenarioError                  a simulation cannot start or go on (bad settings, sizes,
     │                                  manifests without what the scenario needs, a run that
@@ -108,6 +111,11 @@ class FeatureGateError(SnapshotError, ValueError):
     def __init__(self, message: str, *, gate: str | None = None) -> None:
         super().__init__(message)
         self.gate = gate
+
+
+class ArgumentError(SnapshotError, ValueError):
+    """An argument of the wrong shape or value: a device not written ``DRIVER/POOL/DEVICE``,
+    an unknown fate, an allocated-state entry or a kind the allocator does not read."""
 
 
 class SchedulingError(SnapshotError):

@@ -62,7 +62,8 @@ from drasnap.snapshot.allocation.search import Search
 from drasnap.snapshot.allocation.state import allocated_state
 from drasnap.snapshot.allocation.taint_rules import apply_device_taint_rules
 from drasnap.snapshot.errors import AllocationError
-from drasnap.snapshot.k8s.features import allocator_features
+from drasnap.snapshot.k8s.features import AllocatorFeatures, allocator_features
+from drasnap.snapshot.k8s.objects import raw_name as _name
 
 __all__ = ["MAX_DEVICES_PER_CLAIM", "allocate"]
 
@@ -79,7 +80,7 @@ def allocate(
     allocated_devices: Iterable[Sequence[str]] = (),
     allocated_shared_devices: Iterable[Sequence[str] | Obj] = (),
     allocated_capacity: Iterable[Sequence[Any] | Obj] | Mapping[Sequence[str], Obj] = (),
-    features: Mapping[str, bool] | None = None,
+    features: Mapping[str, bool] | AllocatorFeatures | None = None,
     device_taint_rules: Iterable[Obj] = (),
 ) -> list[dict[str, Any]] | None:
     """Allocate devices on ``node`` for all ``claims`` together, or find that they do not fit.
@@ -94,10 +95,11 @@ def allocate(
       devices (or dicts with ``consumedCapacity``, or a mapping device -> consumed); entries
       of one device add up.
 
-    ``features`` maps Kubernetes feature-gate names to booleans; unset gates take Kubernetes
-    1.36's defaults (`snapshot.k8s.features`). ``device_taint_rules`` are DeviceTaintRule objects
-    whose taints apply to the devices they select (needs DRADeviceTaintRules, off by default
-    in 1.36). Inputs are never mutated.
+    ``features`` maps Kubernetes feature-gate names to booleans (unset gates take Kubernetes
+    1.36's defaults, `snapshot.k8s.features`), or is the `AllocatorFeatures` resolved from them
+    once by a caller that allocates again and again. ``device_taint_rules`` are DeviceTaintRule
+    objects whose taints apply to the devices they select (needs DRADeviceTaintRules, off by
+    default in 1.36). Inputs are never mutated.
 
     Returns:
         One ``status.allocation`` dict per claim, in claim order
@@ -122,7 +124,10 @@ def allocate(
     >>> allocate(node, [claim], classes=[gpu], slices=[slice_])[0]["devices"]["results"]
     [{'request': 'r', 'driver': 'gpu.example.com', 'pool': 'n1', 'device': 'gpu-0'}]
     """
-    gates = _DEFAULT_GATES if features is None else allocator_features(features)
+    if isinstance(features, AllocatorFeatures):
+        gates = features
+    else:
+        gates = _DEFAULT_GATES if features is None else allocator_features(features)
     rules = list(device_taint_rules) if device_taint_rules else []
     if rules:
         if not gates.device_taint_rules:
@@ -157,7 +162,3 @@ def _class_map(classes: Iterable[Obj] | Mapping[str, Obj]) -> Mapping[str, Obj]:
     if type(classes) is not list and isinstance(classes, Mapping):
         return classes
     return {_name(c): c for c in classes}
-
-
-def _name(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name", ""))

@@ -20,8 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from drasnap.snapshot.errors import AllocationError
+from drasnap.snapshot.errors import AllocationError, ArgumentError
 from drasnap.snapshot.k8s.features import AllocatorFeatures, allocator_features
+from drasnap.snapshot.k8s.kinds import klog_kobj
+from drasnap.snapshot.k8s.objects import raw_name
 
 __all__ = [
     "FIELDS",
@@ -351,11 +353,11 @@ def kind_of(obj: Mapping[str, Any], kind: str | None) -> str:
     """The kind to check ``obj`` as (``kind``, else its own), if the allocator reads that kind.
 
     Raises:
-        ValueError: the allocator does not read that kind.
+        ArgumentError: the allocator does not read that kind.
     """
     kind = kind or str(obj.get("kind") or "")
     if kind not in ROOTS:
-        raise ValueError(
+        raise ArgumentError(
             f"cannot check a {kind or 'object without kind'}: expected one of {', '.join(ROOTS)}"
         )
     return kind
@@ -410,10 +412,8 @@ def _disabled_requests(
 
 
 def label(obj: Mapping[str, Any], kind: str) -> str:
-    """``Kind namespace/name`` (or ``Kind name``) for messages."""
-    metadata = obj.get("metadata") or {}
-    namespace, name = metadata.get("namespace"), str(metadata.get("name", ""))
-    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+    """``Kind namespace/name`` (or ``Kind name``) for messages: the kind and `klog_kobj`."""
+    return f"{kind} {klog_kobj(obj)}"
 
 
 def unsupported_fields(
@@ -438,7 +438,7 @@ def unsupported_fields(
     ['ResourceClaim c', 'spec.devices.requests[0].firstAvailable', 'request r']
 
     Raises:
-        ValueError: ``obj`` is not one of those kinds.
+        ArgumentError: ``obj`` is not one of those kinds.
         FeatureGateError: an unknown feature gate.
     """
     kind = kind_of(obj, kind)
@@ -458,7 +458,7 @@ def check_supported(
     Raises:
         AllocationError: naming the object and the field (also as ``kind``, ``name``,
             ``field`` attributes).
-        ValueError: ``obj`` is not a kind the allocator reads.
+        ArgumentError: ``obj`` is not a kind the allocator reads.
         FeatureGateError: an unknown feature gate.
     """
     kind = kind_of(obj, kind)
@@ -472,7 +472,7 @@ def _raise(obj: Mapping[str, Any], kind: str, problem: tuple[str, str]) -> None:
     raise AllocationError(
         f"{label(obj, kind)}: {where}: {what}",
         kind=kind,
-        name=str((obj.get("metadata") or {}).get("name", "")),
+        name=raw_name(obj),
         field=where,
     )
 

@@ -28,7 +28,7 @@ def ignored_fields(
     these gates, one sentence each: worth a warning.
 
     Raises:
-        ValueError: ``obj`` is not a kind the allocator reads.
+        ArgumentError: ``obj`` is not a kind the allocator reads.
         FeatureGateError: an unknown feature gate.
     """
     kind = kind_of(obj, kind)

@@ -21,25 +21,33 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 from drasnap.snapshot.allocation.fields import check_object
 from drasnap.snapshot.cel.engine import DeviceActivation, device_activation
 from drasnap.snapshot.errors import AllocationError, ObjectValidationError
 from drasnap.snapshot.k8s.claims import DeviceID
 from drasnap.snapshot.k8s.node_selectors import node_selector_matches
-from drasnap.snapshot.k8s.quantity import Quantity
+from drasnap.snapshot.k8s.objects import raw_name
+from drasnap.snapshot.k8s.quantity import quantity_value
 
 __all__ = [
     "Device",
     "Pool",
+    "PoolKey",
     "SliceInfo",
     "device_node_matches",
     "gather_pools",
+    "newest_generation",
     "node_selector_matches",
     "parse_quantity",
+    "pool_fields",
     "slice_info",
 ]
+
+#: (driver, pool name)
+PoolKey: TypeAlias = tuple[str, str]
+_Slice = TypeVar("_Slice", bound=Mapping[str, Any])
 
 #: counter set name -> counter name -> value
 CounterSets = dict[str, dict[str, Fraction]]
@@ -55,7 +63,7 @@ _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 def parse_quantity(text: object, where: str) -> Fraction:
     """The exact value of a quantity field, or an `AllocationError` naming ``where``."""
     try:
-        return Quantity.parse(str(text)).value
+        return quantity_value(str(text))
     except ObjectValidationError as exc:
         raise AllocationError(f"{where}: {exc}") from exc
 
@@ -217,23 +225,50 @@ def _blocking(taints: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], .
     return tuple(t for t in taints if t.get("effect") in _BLOCKING_EFFECTS)
 
 
+def pool_fields(raw: Mapping[str, Any]) -> tuple[PoolKey, int, int]:
+    """A ResourceSlice's pool: (driver, pool name), its generation and its resourceSliceCount.
+
+    An absent number reads as Go's zero value, 0, as upstream reads ``Spec.Pool`` (the
+    allocator's ``GatherPools`` and the cluster-autoscaler's utilization both compare the
+    slices found with ``ResourceSliceCount`` as it is): a slice that does not say how many
+    slices its pool has makes the pool incomplete.
+    """
+    spec = raw.get("spec") or {}
+    pool = spec.get("pool") or {}
+    key = (str(spec.get("driver", "")), str(pool.get("name", "")))
+    return key, int(pool.get("generation", 0) or 0), int(pool.get("resourceSliceCount", 0) or 0)
+
+
+def newest_generation(slices: Iterable[_Slice]) -> dict[PoolKey, tuple[list[_Slice], int]]:
+    """Per pool of ``slices``: the slices of its newest generation, and the resourceSliceCount
+    the first of them declares (`pool_fields`). The pool is complete within ``slices`` when
+    that count is their number."""
+    newest: dict[PoolKey, tuple[int, list[_Slice], int]] = {}
+    for raw in slices:
+        key, generation, count = pool_fields(raw)
+        seen = newest.get(key)
+        if seen is None or generation > seen[0]:
+            newest[key] = (generation, [raw], count)
+        elif generation == seen[0]:
+            seen[1].append(raw)
+    return {key: (found, count) for key, (_, found, count) in newest.items()}
+
+
 def slice_info(raw: Mapping[str, Any]) -> SliceInfo:
     """Parsed view of one ResourceSlice, cached by identity (see the module docstring)."""
     info = _slice_cache.get(id(raw))
     if info is not None and info.raw is raw:
         return info
     spec = raw.get("spec") or {}
-    pool = spec.get("pool") or {}
-    driver = str(spec.get("driver", ""))
-    pool_name = str(pool.get("name", ""))
+    (driver, pool_name), generation, count = pool_fields(raw)
     shared = tuple(spec.get("sharedCounters") or ())
     info = SliceInfo(
         raw=raw,
-        name=str((raw.get("metadata") or {}).get("name", "")),
+        name=raw_name(raw),
         driver=driver,
         pool=pool_name,
-        generation=int(pool.get("generation", 0) or 0),
-        count=int(pool.get("resourceSliceCount", 0) or 0),
+        generation=generation,
+        count=count,
         node_name=spec.get("nodeName") or None,
         all_nodes=bool(spec.get("allNodes", False)),
         node_selector=spec.get("nodeSelector"),

@@ -27,6 +27,8 @@ from typing import Any
 
 from drasnap.snapshot.allocation.search import Search
 from drasnap.snapshot.errors import AllocationError
+from drasnap.snapshot.k8s.kinds import namespaced_key
+from drasnap.snapshot.k8s.objects import raw_name
 
 __all__ = ["allocation_result"]
 
@@ -74,7 +76,7 @@ def allocation_result(search: Search, index: int) -> dict[str, Any]:
 
 def _share_id(claim: Obj, n: int, device: tuple[str, str, str]) -> str:
     metadata = claim.get("metadata") or {}
-    owner = metadata.get("uid") or f"{metadata.get('namespace', '')}/{metadata.get('name', '')}"
+    owner = metadata.get("uid") or namespaced_key(metadata.get("namespace", ""), raw_name(claim))
     return str(uuid.uuid5(_SHARE_NAMESPACE, f"{owner}\n{n}\n{'/'.join(device)}"))
 
 
@@ -145,7 +147,7 @@ def _node_selector(search: Search, index: int) -> dict[str, Any] | None:
             continue
         terms = selector.get("nodeSelectorTerms") or ()
         if len(terms) > 1:
-            name = str((search.claims[index].get("metadata") or {}).get("name", ""))
+            name = raw_name(search.claims[index])
             raise AllocationError(
                 f"create NodeSelector for claim {name}: unsupported ResourceSlice.NodeSelector "
                 f"with {len(terms)} terms"

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from drasnap.snapshot.allocation.pools import parse_quantity
+from drasnap.snapshot.errors import ArgumentError
 from drasnap.snapshot.k8s.claims import DeviceID
 
 __all__ = ["AllocatedState", "allocated_state"]
@@ -53,7 +54,7 @@ def _device_id(entry: Sequence[str] | Mapping[str, Any], what: str) -> DeviceID:
     if isinstance(entry, Mapping):
         return (str(entry["driver"]), str(entry["pool"]), str(entry["device"]))
     if len(entry) < 3:
-        raise ValueError(f"{what}: expected (driver, pool, device, ...), got {entry!r}")
+        raise ArgumentError(f"{what}: expected (driver, pool, device, ...), got {entry!r}")
     return (str(entry[0]), str(entry[1]), str(entry[2]))
 
 
@@ -67,7 +68,7 @@ def allocated_state(
 
     Raises:
         AllocationError: a consumed capacity is not a quantity.
-        ValueError: an entry does not have the expected shape.
+        ArgumentError: an entry does not have the expected shape.
     """
     if (
         not allocated_shared_devices
@@ -107,7 +108,7 @@ def _capacity_entry(entry: Sequence[Any] | Mapping[str, Any]) -> tuple[DeviceID,
     if isinstance(entry, Mapping):
         return _device_id(entry, "allocated_capacity"), entry.get("consumedCapacity") or {}
     if len(entry) != 4:
-        raise ValueError(
+        raise ArgumentError(
             f"allocated_capacity: expected (driver, pool, device, consumedCapacity), got {entry!r}"
         )
     return _device_id(entry, "allocated_capacity"), entry[3] or {}

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from drasnap.snapshot.errors import AllocationError
+from drasnap.snapshot.k8s.objects import raw_name as _name
 
 __all__ = ["DEVICE_TAINT_RULE_API_VERSIONS", "apply_device_taint_rules", "check_device_taint_rule"]
 
@@ -42,10 +43,6 @@ _Rule = tuple[str | None, str | None, str | None, dict[str, Any]]
 
 _CACHE_LIMIT = 100_000
 _patched: dict[int, tuple[Obj, tuple[Any, ...], Obj]] = {}
-
-
-def _name(rule: Obj) -> str:
-    return str((rule.get("metadata") or {}).get("name", ""))
 
 
 def check_device_taint_rule(rule: Obj) -> None:

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from math import ceil
 
 import orjson
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
-from drasnap.snapshot.controllers.claim_templates import node_allocatable
 from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
-from drasnap.snapshot.k8s.quantity import Quantity
+from drasnap.snapshot.k8s.quantity import int_value, milli_value
+from drasnap.snapshot.scheduling import node_allocatable_requests
 
 __all__ = ["Estimate", "container_requests", "equivalence_groups", "estimate", "order_groups"]
 
@@ -76,15 +75,15 @@ def container_requests(pod: KubeObject) -> tuple[int, int]:
     for container in (pod.get("spec") or {}).get("containers") or ():
         requests = (container.get("resources") or {}).get("requests") or {}
         if "cpu" in requests:
-            cpu += ceil(Quantity.parse(str(requests["cpu"])).value * 1000)
+            cpu += milli_value(str(requests["cpu"]))
         if "memory" in requests:
-            memory += ceil(Quantity.parse(str(requests["memory"])).value)
+            memory += int_value(str(requests["memory"]))
     return cpu, memory
 
 
 def order_groups(groups: list[list[KubeObject]], template: KubeObject) -> list[list[KubeObject]]:
     """The groups by decreasing score on ``template`` (module docstring)."""
-    alloc = node_allocatable(template)
+    alloc = node_allocatable_requests(template)
 
     def score(group: list[KubeObject]) -> float:
         cpu, memory = container_requests(group[0])

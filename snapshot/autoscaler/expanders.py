@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from drasnap.snapshot.autoscaler.estimator import container_requests
-from drasnap.snapshot.controllers.claim_templates import node_allocatable
 from drasnap.snapshot.k8s.objects import KubeObject
-from drasnap.snapshot.k8s.quantity import Quantity
+from drasnap.snapshot.k8s.quantity import quantity_value
+from drasnap.snapshot.scheduling import node_allocatable_requests
 
 __all__ = ["EXPANDERS", "Option", "choose", "waste"]
 
@@ -44,12 +44,12 @@ class Option:
 def _capacity(node: KubeObject) -> tuple[int, int]:
     status = node.get("status") or {}
     capacity = status.get("capacity") or {}
-    alloc = node_allocatable(node)
+    alloc = node_allocatable_requests(node)
     cpu = capacity.get("cpu")
     memory = capacity.get("memory")
     return (
-        int(Quantity.parse(str(cpu)).value * 1000) if cpu is not None else alloc.cpu,
-        int(Quantity.parse(str(memory)).value) if memory is not None else alloc.memory,
+        int(quantity_value(str(cpu)) * 1000) if cpu is not None else alloc.cpu,
+        int(quantity_value(str(memory))) if memory is not None else alloc.memory,
     )
 
 

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from math import ceil
 from typing import Any
 
+from drasnap.snapshot.allocation.pools import newest_generation, pool_fields
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
-from drasnap.snapshot.controllers.claim_templates import node_allocatable, pod_requests
 from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject
-from drasnap.snapshot.k8s.quantity import Quantity
+from drasnap.snapshot.k8s.quantity import int_value
+from drasnap.snapshot.scheduling import compute_pod_requests, node_allocatable_requests
 
 __all__ = ["Utilization", "UtilizationError", "node_utilization", "pool_utilization"]
 
@@ -70,7 +70,7 @@ def node_utilization(cs: ClusterSnapshot, node_name: str) -> Utilization:
         resource, value = highest_dra_utilization(slices, claims.values())
         return Utilization(value, resource, dra=value)
     allocatable = (node.get("status") or {}).get("allocatable") or {}
-    alloc = node_allocatable(node)
+    alloc = node_allocatable_requests(node)
     for name in ("cpu", "memory"):
         if name not in allocatable:
             raise UtilizationError(f"failed to get {name} from {node_name}")
@@ -78,8 +78,8 @@ def node_utilization(cs: ClusterSnapshot, node_name: str) -> Utilization:
         raise UtilizationError(f"cpu is 0 at {node_name}")
     if alloc.memory == 0:
         raise UtilizationError(f"memory is 0 at {node_name}")
-    cpu = sum(pod_requests(p).cpu for p in pods) / alloc.cpu
-    memory = sum(pod_requests(p).memory for p in pods) / alloc.memory
+    cpu = sum(compute_pod_requests(p).cpu for p in pods) / alloc.cpu
+    memory = sum(compute_pod_requests(p).memory for p in pods) / alloc.memory
     # Upstream takes cpu only when strictly higher.
     if cpu > memory:
         return Utilization(cpu, "cpu", cpu=cpu, memory=memory)
@@ -117,12 +117,9 @@ def highest_dra_utilization(
 
 
 def _current_generation(pool: str, slices: list[KubeObject]) -> list[KubeObject]:
-    newest = max(
-        int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in slices
-    )
-    current = [s for s in slices if int(s["spec"]["pool"].get("generation") or 0) == newest]
-    want = int(current[0]["spec"]["pool"].get("resourceSliceCount") or 1)
+    ((current, want),) = newest_generation(slices).values()  # the slices of one pool
     if len(current) != want:
+        newest = pool_fields(current[0])[1]
         raise UtilizationError(
             f'pool "{pool}" error: newest generation: {newest}, slice count: {want} - found '
             f"only {len(current)} slices"
@@ -132,7 +129,7 @@ def _current_generation(pool: str, slices: list[KubeObject]) -> list[KubeObject]
 
 def _value(counter: Any) -> int:
     """A counter's value as ``Quantity.Value()`` (rounded up to an integer)."""
-    return ceil(Quantity.parse(str((counter or {}).get("value", "0"))).value)
+    return int_value(str((counter or {}).get("value", "0")))
 
 
 def pool_utilization(slices: list[KubeObject], allocated: set[str]) -> float:

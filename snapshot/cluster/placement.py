@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Final, Protocol, TypeAlias
 
+from drasnap.snapshot.allocation.pools import PoolKey, newest_generation
 from drasnap.snapshot.k8s.kinds import CLAIM_KIND, NODE_KIND, NON_LOCAL_SLICES_KEY, SLICE_KIND
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.scheduling.view import remember
@@ -44,7 +45,6 @@ __all__ = [
     "slice_list_devices",
 ]
 
-PoolKey: TypeAlias = tuple[str, str]
 PoolDevices: TypeAlias = tuple[PoolKey, frozenset[str]]
 _Cache = dict[int, tuple[Any, Any]]
 _IMPOSSIBLE: Final = -(2**63)
@@ -96,18 +96,7 @@ def _devices_of_list(slices: list[KubeObject]) -> tuple[bool, tuple[PoolDevices,
     # (a node's pool of counter sets and devices, say). Then the allocator, which ignores
     # other nodes' slices, finds it complete without looking further; otherwise the pool may
     # spread over nodes and completeness needs every slice.
-    newest: dict[PoolKey, tuple[int, int, int]] = {}  # pool -> (generation, slices, count)
-    for s in slices:
-        spec = s.get("spec") or {}
-        pool = spec.get("pool") or {}
-        key = (str(spec.get("driver")), str(pool.get("name")))
-        generation, count = pool.get("generation", 0), pool.get("resourceSliceCount", 1)
-        seen = newest.get(key)
-        if seen is None or generation > seen[0]:
-            newest[key] = (generation, 1, count)
-        elif generation == seen[0]:
-            newest[key] = (generation, seen[1] + 1, seen[2])
-    spread = any(found != count for _, found, count in newest.values())
+    spread = any(len(found) != count for found, count in newest_generation(slices).values())
     return spread, tuple(_device_names(s) for s in slices)
 
 

@@ -53,7 +53,7 @@ from drasnap.snapshot.cluster.placement import (
 from drasnap.snapshot.cluster.placement import device_names as _device_names
 from drasnap.snapshot.cluster.pod_index import NOTHING as _NOTHING
 from drasnap.snapshot.cluster.pod_index import PodIndex
-from drasnap.snapshot.controllers.claim_templates import Resources, node_allocatable, node_name_of
+from drasnap.snapshot.controllers.claim_templates import node_name_of
 from drasnap.snapshot.dra.snapshot import DraSnapshot
 from drasnap.snapshot.errors import (
     AlreadyTrackedError,
@@ -62,11 +62,10 @@ from drasnap.snapshot.errors import (
     SchedulingError,
 )
 from drasnap.snapshot.k8s.claims import DeviceID, is_allocated, with_pod_reservation
-from drasnap.snapshot.k8s.features import resolve_feature_gates
+from drasnap.snapshot.k8s.features import allocator_features, resolve_feature_gates
 from drasnap.snapshot.k8s.kinds import (
     CLAIM_KIND,
     NODE_KIND,
-    NON_LOCAL_SLICES_KEY,
     POD_KIND,
     SLICE_KIND,
     key_of,
@@ -88,6 +87,7 @@ from drasnap.snapshot.scheduling import (
     default_plugins,
     dra_extended_resource_classes,
     extended_resource_requests,
+    node_allocatable_requests,
     node_facts,
     pod_facts,
     share_pod_facts,
@@ -155,8 +155,7 @@ class ClusterSnapshot:
             FeatureGateError: an unknown gate.
         """
         gates = resolve_feature_gates(features)  # an unknown gate fails here, not at a pod
-        # The defaults are passed as None: the allocator's fast path, with the same answer.
-        self._features = dict(features) if features and gates != _DEFAULTS else None
+        self._features = allocator_features(gates)  # resolved once, for every allocation
         self._extended_resources = gates["DRAExtendedResource"]
         self.dra = DraSnapshot(store)
         self._store = store
@@ -246,10 +245,9 @@ class ClusterSnapshot:
     def pod_count(self) -> int:
         return self._store.count(POD_KIND)
 
-    def free_resources(self, node: KubeObject) -> Resources:
-        """The node's CPU, memory and pod count minus what the pods on it request."""
-        used = self._pods.requested.get(name_of(node), _NOTHING)
-        return node_allocatable(node) - Resources(used.cpu, used.memory, used.pods)
+    def free_resources(self, node: KubeObject) -> Requests:
+        """What the node offers minus what the pods on it request."""
+        return node_allocatable_requests(node) - self._pods.requested.get(name_of(node), _NOTHING)
 
     # -- the filters' ClusterView --------------------------------------------------------------
 
@@ -459,7 +457,7 @@ class ClusterSnapshot:
         Raises:
             NotFoundError: the pod is not on any node.
         """
-        key = f"{namespace}/{name}"
+        key = namespaced_key(namespace, name)
         pod: KubeObject | None = self._store.get(POD_KIND, key)
         where = self._pods.node_of.get(key)
         if pod is None or where is None:
@@ -571,7 +569,7 @@ class ClusterSnapshot:
         claims = self.dra.resource_claims
         shares, consumed = claims.allocated_shares()
         dedicated: AbstractSet[DeviceID] = claims.allocated_devices_view()
-        if shares and self._features and not self._features.get("DRAConsumableCapacity", True):
+        if shares and not self._features.consumable_capacity:
             # Gate off: upstream's GatherAllocatedState counts every share as dedicated.
             dedicated = dedicated | {share[:3] for share in shares}
             shares, consumed = (), ()
@@ -632,20 +630,17 @@ class ClusterSnapshot:
                 )
 
     def _slices_for(self, node_name: str) -> list[KubeObject]:
-        local: list[KubeObject] = self._store.get(SLICE_KIND, node_name) or []
+        local = self.dra.local_slices(node_name)
         spread, pools = slice_list_devices(local) if local else (False, ())
         if spread:
             # A pool spread over nodes: completeness needs every slice.
             return self.dra.resource_slices.list()
-        global_slices: list[KubeObject] | None = self._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
+        global_slices = self.dra.global_slices()
         if not global_slices:
             return list(local)
         if pools and shares_a_pool(pools, slice_list_devices(global_slices)[1]):
             return self.dra.resource_slices.list()  # a local pool with global slices too
         return [*local, *global_slices]
-
-
-_DEFAULTS = resolve_feature_gates()
 
 
 @dataclass
@@ -709,7 +704,7 @@ def _no_free_global_device(
     nodes with a free local device are worth filtering."""
     if not pod.needs_free_device:
         return False
-    global_slices = cluster.store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
+    global_slices = cluster.dra.global_slices()
     return not (global_slices and free_in(slice_list_devices(global_slices)[1], allocated))
 
 

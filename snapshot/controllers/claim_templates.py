@@ -1,9 +1,6 @@
-"""Pods and nodes for the cluster snapshot: resource fit, and claims generated from templates.
+"""Claims generated from templates, as the resource claim controller makes them.
 
-Resource fit is the scheduler's NodeResourcesFit in its simplest form: the sum of a pod's
-container requests (the larger of that and any single init container's), plus pod overhead,
-against the node's ``status.allocatable`` minus what the pods already on it request; and the
-node's ``pods`` count. CPU is counted in millicores and memory in bytes, both exact integers.
+(What a pod asks of a node and what a node offers are ``snapshot.scheduling``'s `Requests`.)
 
 A pod that asks for a claim through ``resourceClaimTemplateName`` gets a pod-owned claim the way
 the resource claim controller makes one: named ``<pod>-<claim>-<5 characters>`` (deterministic
@@ -15,9 +12,6 @@ the template, and recorded in the pod's ``status.resourceClaimStatuses``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import lru_cache
-from math import ceil
 from typing import Any
 
 from drasnap.snapshot.errors import NotFoundError, ObjectValidationError
@@ -32,79 +26,8 @@ from drasnap.snapshot.k8s.kinds import (
     namespaced_key,
 )
 from drasnap.snapshot.k8s.objects import KubeObject, deep_copy, name_of, object_label
-from drasnap.snapshot.k8s.quantity import Quantity
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
-
-
-@dataclass(frozen=True)
-class Resources:
-    """CPU in millicores, memory in bytes, and a pod count."""
-
-    cpu: int = 0
-    memory: int = 0
-    pods: int = 0
-
-    def __add__(self, other: Resources) -> Resources:
-        return Resources(self.cpu + other.cpu, self.memory + other.memory, self.pods + other.pods)
-
-    def __sub__(self, other: Resources) -> Resources:
-        return Resources(self.cpu - other.cpu, self.memory - other.memory, self.pods - other.pods)
-
-    def fits_beside(self, used: Resources, allocatable: Resources) -> bool:
-        """Whether these requests fit where ``used`` of ``allocatable`` is taken.
-
-        Field by field, without building the free Resources: this runs for every node a pod
-        tries, and a frozen dataclass costs more to build than the comparison.
-        """
-        return (
-            self.cpu + used.cpu <= allocatable.cpu
-            and self.memory + used.memory <= allocatable.memory
-            and self.pods + used.pods <= allocatable.pods
-        )
-
-
-@lru_cache(maxsize=4096)
-def _quantity(text: str, milli: bool) -> int:
-    value = Quantity.parse(text).value
-    return ceil(value * 1000) if milli else ceil(value)
-
-
-def _requests(resources: Mapping[str, Any] | None) -> Resources:
-    requests = (resources or {}).get("requests") or {}
-    cpu = requests.get("cpu")
-    memory = requests.get("memory")
-    return Resources(
-        cpu=_quantity(str(cpu), True) if cpu is not None else 0,
-        memory=_quantity(str(memory), False) if memory is not None else 0,
-    )
-
-
-def pod_requests(pod: KubeObject) -> Resources:
-    """What the pod asks of a node (one pod slot included)."""
-    spec = pod.get("spec") or {}
-    total = Resources()
-    for container in spec.get("containers") or ():
-        total = total + _requests(container.get("resources"))
-    for container in spec.get("initContainers") or ():
-        r = _requests(container.get("resources"))
-        total = Resources(max(total.cpu, r.cpu), max(total.memory, r.memory))
-    overhead = spec.get("overhead") or {}
-    if overhead:
-        total = total + _requests({"requests": overhead})
-    return Resources(total.cpu, total.memory, 1)
-
-
-def node_allocatable(node: KubeObject) -> Resources:
-    """The node's ``status.allocatable`` (``capacity`` when allocatable is absent)."""
-    status = node.get("status") or {}
-    alloc = status.get("allocatable") or status.get("capacity") or {}
-    cpu, memory, pods = alloc.get("cpu"), alloc.get("memory"), alloc.get("pods")
-    return Resources(
-        cpu=_quantity(str(cpu), True) if cpu is not None else 0,
-        memory=_quantity(str(memory), False) if memory is not None else 0,
-        pods=_quantity(str(pods), False) if pods is not None else 110,
-    )
 
 
 def node_name_of(pod: KubeObject) -> str | None:

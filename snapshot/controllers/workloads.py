@@ -57,7 +57,7 @@ from drasnap.snapshot.k8s.kinds import (
     namespaced_key,
     safe_encode,
 )
-from drasnap.snapshot.k8s.objects import KubeObject, format_label, identity_of
+from drasnap.snapshot.k8s.objects import KubeObject, format_label, identity_of, name_of
 from drasnap.snapshot.validation import validate
 from drasnap.snapshot.validation.engine import check
 from drasnap.snapshot.validation.models import client_model
@@ -182,7 +182,7 @@ def pending_pods(
     """
     workloads = list(workloads)
     existing = list(existing_pods)
-    taken = {namespaced_key(_pod_namespace(p), str(p["metadata"]["name"])) for p in existing}
+    taken = {namespaced_key(_pod_namespace(p), name_of(p)) for p in existing}
     out: list[tuple[KubeObject, str]] = []
     controlled = {id(w): [p for p in existing if _controls(w, p)] for w in workloads}
     replica_sets = [w for w in workloads if w.kind == REPLICA_SET]
@@ -194,12 +194,12 @@ def pending_pods(
                 f"{index + 1} of {len(pods)})"
             )
             checked = validate(pod, source=where)
-            taken.add(namespaced_key(workload.namespace, pod["metadata"]["name"]))
+            taken.add(namespaced_key(workload.namespace, name_of(pod)))
             out.append((checked, where))
         if notes is not None:
             prefix = f"{workload.source}: " if workload.source else ""
             if pods:
-                names = ", ".join(p["metadata"]["name"] for p in pods[:3])
+                names = ", ".join(name_of(p) for p in pods[:3])
                 names += ", ..." if len(pods) > 3 else ""
                 many = len(pods) > 1
                 notes.append(
@@ -281,7 +281,7 @@ def _stateful_pods(
 ) -> list[KubeObject]:
     start = int((spec.get("ordinals") or {}).get("start") or 0)
     revision = f"{w.name}-{_template_hash(spec.get('template') or {}, None)}"
-    present = {str(p["metadata"]["name"]) for p in controlled}
+    present = {name_of(p) for p in controlled}
     pods = []
     for ordinal in range(start, start + _replicas(spec)):
         name = f"{w.name}-{ordinal}"

@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
-import orjson
 from drasnap.snapshot.dra.index import DeviceIndex, FlatList
 from drasnap.snapshot.errors import NotFoundError, SnapshotError
 from drasnap.snapshot.k8s.claims import ConsumedCapacity, DeviceID, SharedDevice
 from drasnap.snapshot.k8s.kinds import CLAIM_KIND, CLASS_KIND, key_of, namespaced_key
-from drasnap.snapshot.k8s.objects import KubeObject, uid_of
+from drasnap.snapshot.k8s.objects import KubeObject, go_quote, uid_of
 from drasnap.store import VersionedStore
 
 __all__ = [
@@ -26,13 +25,7 @@ __all__ = [
     "DeviceTaintRuleLister",
     "ResourceClaimTracker",
     "ResourceSliceLister",
-    "go_quote",
 ]
-
-
-def go_quote(text: str) -> str:
-    """Go's ``%q`` for the strings we quote (printable text: JSON string syntax)."""
-    return orjson.dumps(text).decode()
 
 
 class ResourceClaimTracker:

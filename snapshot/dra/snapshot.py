@@ -57,7 +57,6 @@ from drasnap.snapshot.dra.listers import (
     DeviceTaintRuleLister,
     ResourceClaimTracker,
     ResourceSliceLister,
-    go_quote,
 )
 from drasnap.snapshot.errors import (
     AlreadyTrackedError,
@@ -85,7 +84,7 @@ from drasnap.snapshot.k8s.kinds import (
     key_of,
     namespaced_key,
 )
-from drasnap.snapshot.k8s.objects import KubeObject, object_label
+from drasnap.snapshot.k8s.objects import KubeObject, go_quote, object_label
 from drasnap.store import MemoryStore, Store, VersionedStore
 
 __all__ = [
@@ -424,6 +423,21 @@ class DraSnapshot:
                 self._set_claim(key, updated)
 
     # -- slices ---------------------------------------------------------------------------------
+
+    def local_slices(self, node_name: str) -> list[KubeObject]:
+        """The node's local slices as stored, shared (read-only): ``[]`` without an entry.
+
+        The same list object until the node's slices change, so per-list facts can be
+        remembered by identity (``cluster.placement.slice_list_devices``).
+        """
+        slices: list[KubeObject] | None = self._store.get(SLICE_KIND, node_name)
+        return slices or []
+
+    def global_slices(self) -> list[KubeObject]:
+        """The slices local to no node (``allNodes``, a node selector) as stored, shared
+        (read-only) like `local_slices`: ``[]`` when there are none."""
+        slices: list[KubeObject] | None = self._store.get(SLICE_KIND, NON_LOCAL_SLICES_KEY)
+        return slices or []
 
     def node_resource_slices(self, node_name: str) -> list[KubeObject] | None:
         """A new list of the node's local slices, or None when the node has no entry.

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from drasnap.snapshot.errors import ArgumentError
 from drasnap.snapshot.k8s.kinds import CLAIM_KIND
 from drasnap.store import NEVER, Fate, Journal, JournalRecord, LayerHistory
 
@@ -93,11 +94,11 @@ def parse_device(text: str) -> tuple[str, str, str]:
     driver names (DNS subdomains) and device names (DNS labels) cannot.
 
     Raises:
-        ValueError: fewer than three non-empty parts.
+        ArgumentError: fewer than three non-empty parts.
     """
     parts = text.split("/")
     if len(parts) < 3 or not parts[0] or not parts[-1] or not all(parts[1:-1]):
-        raise ValueError(
+        raise ArgumentError(
             f"a device is DRIVER/POOL/DEVICE, e.g. gpu.example.com/node-a/gpu-0; got {text!r}"
         )
     return parts[0], "/".join(parts[1:-1]), parts[-1]
@@ -206,10 +207,10 @@ def allocation_history(
     ever mentioned it (one pass over the journal).
 
     Raises:
-        ValueError: ``fate`` is not one of committed, reverted, open.
+        ArgumentError: ``fate`` is not one of committed, reverted, open.
     """
     if fate is not None and fate not in FATES:
-        raise ValueError(f"fate must be one of {', '.join(FATES)}, got {fate!r}")
+        raise ArgumentError(f"fate must be one of {', '.join(FATES)}, got {fate!r}")
     keys: set[str] | None = None if claim is None else {claim}
     if keys is None and device is not None:
         driver, pool, name = device

@@ -16,17 +16,12 @@ from drasnap.snapshot import cel
 from drasnap.snapshot.allocation.fields import unsupported_fields
 from drasnap.snapshot.errors import AllocationError, ObjectValidationError
 from drasnap.snapshot.k8s.features import allocator_features
+from drasnap.snapshot.k8s.kinds import klog_kobj as _name
+from drasnap.snapshot.k8s.objects import raw_name
 
 __all__ = ["check_dra_objects"]
 
 Obj = Mapping[str, Any]
-
-
-def _name(obj: Obj) -> str:
-    metadata = obj.get("metadata") or {}
-    namespace = metadata.get("namespace")
-    name = str(metadata.get("name", ""))
-    return f"{namespace}/{name}" if namespace else name
 
 
 def _selectors(selectors: Any, path: str) -> Iterator[tuple[str, str]]:
@@ -84,7 +79,7 @@ def check_dra_objects(
                 raise ObjectValidationError(problems[0], kind=kind, name=_name(obj))
     known: dict[str, Obj] = {}
     for device_class in classes:
-        name = str((device_class.get("metadata") or {}).get("name", ""))
+        name = raw_name(device_class)
         known[name] = device_class
         spec = device_class.get("spec") or {}
         for path, expression in _selectors(spec.get("selectors"), "spec.selectors"):

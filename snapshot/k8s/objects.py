@@ -13,6 +13,7 @@ e.g. ``spec.devices[0].capacity.memory.value`` or ``metadata.labels["kubernetes.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Final, TypeAlias, TypeVar
 
 import orjson
@@ -24,12 +25,14 @@ __all__ = [
     "describe_value",
     "format_field_path",
     "format_label",
+    "go_quote",
     "identity_of",
     "kind_of",
     "name_of",
     "namespace_of",
     "object_label",
     "quote",
+    "raw_name",
     "uid_of",
 ]
 
@@ -66,6 +69,11 @@ def name_of(obj: KubeObject) -> str:
     """``metadata.name`` of a validated object."""
     name: str = obj["metadata"]["name"]
     return name
+
+
+def raw_name(obj: Mapping[str, Any]) -> str:
+    """``metadata.name`` of an object not (yet) validated, ``""`` when it has none."""
+    return str((obj.get("metadata") or {}).get("name", ""))
 
 
 def namespace_of(obj: KubeObject) -> str | None:
@@ -108,9 +116,14 @@ def format_field_path(path: tuple[str | int, ...] | list[str | int]) -> str:
 # Formatting helpers for messages.
 
 
+def go_quote(text: str) -> str:
+    """Go's ``%q`` for the strings we quote (printable text: JSON string syntax)."""
+    return orjson.dumps(text).decode()
+
+
 def quote(text: str) -> str:
-    """``text`` as a JSON string literal for messages, cut after 80 characters."""
-    return orjson.dumps(text[:80] + ("..." if len(text) > 80 else "")).decode()
+    """`go_quote` of ``text`` cut after 80 characters, for messages."""
+    return go_quote(text[:80] + ("..." if len(text) > 80 else ""))
 
 
 def describe_value(value: object) -> str:

@@ -31,6 +31,7 @@ from drasnap.snapshot.k8s.kinds import (
     key_of,
     name_suffix,
     namespace_or_default,
+    namespaced_key,
 )
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.scheduling import ExtendedResourceRequest
@@ -115,7 +116,7 @@ def extended_claim_key(pod: Mapping[str, Any]) -> str | None:
     """The ``namespace/name`` of the pod's extended-resource claim, if it has one."""
     status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
     name = status.get("resourceClaimName")
-    return f"{namespace_or_default(pod)}/{name}" if name else None
+    return namespaced_key(namespace_or_default(pod), name) if name else None
 
 
 def without_extended_claim_status(pod: KubeObject) -> KubeObject:

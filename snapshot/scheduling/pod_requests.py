@@ -35,11 +35,11 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from drasnap.snapshot.k8s.quantity import quantity_value
 from drasnap.snapshot.scheduling.resources import (
     CPU,
     MEMORY,
     Requests,
-    quantity_of,
     requests_from_list,
 )
 
@@ -61,7 +61,7 @@ def restartable(container: Mapping[str, Any]) -> bool:
 
 
 def _values(resources: Mapping[str, Any] | None) -> Values:
-    return {str(k): quantity_of(str(v)) for k, v in (resources or {}).items()}
+    return {str(k): quantity_value(str(v)) for k, v in (resources or {}).items()}
 
 
 def _container_requests(container: Mapping[str, Any]) -> Values:
@@ -303,7 +303,7 @@ def extended_resource_requests(
             device_class = classes_by_resource.get(name)
             if not device_class:
                 continue
-            value = quantity_of(str(requests[name]))
+            value = quantity_value(str(requests[name]))
             if value.denominator != 1 or value == 0:
                 continue
             out.append(

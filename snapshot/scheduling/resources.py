@@ -24,7 +24,7 @@ from math import ceil
 from types import MappingProxyType
 from typing import Any, Final
 
-from drasnap.snapshot.k8s.quantity import Quantity
+from drasnap.snapshot.k8s.quantity import quantity_value
 
 __all__ = [
     "CPU",
@@ -36,7 +36,6 @@ __all__ = [
     "is_extended_resource_name",
     "is_scalar_resource_name",
     "node_allocatable_requests",
-    "quantity_of",
     "requests_from_list",
 ]
 
@@ -45,8 +44,7 @@ MEMORY: Final = "memory"
 EPHEMERAL_STORAGE: Final = "ephemeral-storage"
 PODS: Final = "pods"
 DEFAULT_MAX_PODS: Final = 110
-"""The kubelet's default ``maxPods``: the pod count of a node that reports none (as
-``snapshot.controllers.claim_templates.node_allocatable`` assumes too)."""
+"""The kubelet's default ``maxPods``: the pod count of a node that reports none."""
 
 _NO_SCALARS: Mapping[str, int] = MappingProxyType({})
 # k8s.io/apimachinery/pkg/util/validation.IsQualifiedName: an optional DNS-1123 subdomain
@@ -86,14 +84,8 @@ def is_scalar_resource_name(name: str) -> bool:
     )
 
 
-@lru_cache(maxsize=4096)
-def quantity_of(text: str) -> Fraction:
-    """The exact value of a quantity string (``resource.MustParse``)."""
-    return Quantity.parse(text).value
-
-
 def _value(name: str, value: Fraction) -> int:
-    # Go's MilliValue/Value round up, the way snapshot.controllers.claim_templates converts too.
+    # Go's MilliValue/Value round up (k8s.quantity.milli_value/int_value).
     return ceil(value * 1000) if name == CPU else ceil(value)
 
 
@@ -186,11 +178,10 @@ def requests_from_list(values: Mapping[str, Fraction], *, pods: int = 0) -> Requ
 def node_allocatable_requests(node: Mapping[str, Any]) -> Requests:
     """What a node offers: ``status.allocatable`` (``status.capacity`` when absent).
 
-    ``pods`` is the allowed pod count (110, the kubelet's default, when the node reports none),
-    as ``snapshot.controllers.claim_templates.node_allocatable`` reads it.
+    ``pods`` is the allowed pod count (`DEFAULT_MAX_PODS` when the node reports none).
     """
     status = node.get("status") or {}
     alloc = status.get("allocatable") or status.get("capacity") or {}
-    values = {str(name): quantity_of(str(text)) for name, text in alloc.items()}
+    values = {str(name): quantity_value(str(text)) for name, text in alloc.items()}
     pods = ceil(values[PODS]) if PODS in values else DEFAULT_MAX_PODS
     return requests_from_list(values, pods=pods)

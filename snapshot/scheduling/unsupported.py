@@ -30,7 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from drasnap.snapshot.k8s.kinds import namespace_or_default
+from drasnap.snapshot.k8s.kinds import namespace_or_default, namespaced_key
+from drasnap.snapshot.k8s.objects import raw_name
 from drasnap.snapshot.scheduling.matchers import term_error
 from drasnap.snapshot.scheduling.resources import (
     CPU,
@@ -68,7 +69,7 @@ def pod_warnings(pod: Mapping[str, Any], *, namespace_labels_known: bool = False
       gates (SchedulingGates); it is simulated as if they were removed']
     """
     spec = pod.get("spec") or {}
-    key = f"{namespace_or_default(pod)}/{(pod.get('metadata') or {}).get('name', '')}"
+    key = namespaced_key(namespace_or_default(pod), raw_name(pod))
     out: list[str] = []
 
     def warn(field: str, what: str) -> None:

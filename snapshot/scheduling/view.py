@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar
 
-from drasnap.snapshot.k8s.kinds import namespace_or_default
-from drasnap.snapshot.k8s.objects import KubeObject
+from drasnap.snapshot.k8s.kinds import namespace_or_default, namespaced_key
+from drasnap.snapshot.k8s.objects import KubeObject, name_of, raw_name
 from drasnap.snapshot.scheduling.matchers import NO_SCHEDULE_EFFECTS, Taint
 from drasnap.snapshot.scheduling.pod_requests import compute_pod_requests, status_counts
 from drasnap.snapshot.scheduling.resources import Requests, node_allocatable_requests
@@ -187,7 +187,7 @@ def _parse_pod(pod: KubeObject) -> PodFacts:
     namespace = namespace_or_default(pod)
     return PodFacts(
         pod=pod,
-        key=f"{namespace}/{metadata.get('name', '')}",
+        key=namespaced_key(namespace, raw_name(pod)),
         namespace=namespace,
         labels=metadata.get("labels") or {},
         spec=pod.get("spec") or {},
@@ -218,7 +218,7 @@ class StaticCluster:
         pods: Iterable[KubeObject] = (),
         namespaces: Iterable[KubeObject] | None = None,
     ) -> None:
-        self._nodes = {str(n["metadata"]["name"]): n for n in nodes}
+        self._nodes = {name_of(n): n for n in nodes}
         self._pods: dict[str, list[KubeObject]] = {name: [] for name in self._nodes}
         for pod in pods:
             name = (pod.get("spec") or {}).get("nodeName")
@@ -227,8 +227,7 @@ class StaticCluster:
         self._namespaces = None
         if namespaces is not None:
             self._namespaces = {
-                str(ns["metadata"]["name"]): dict(ns["metadata"].get("labels") or {})
-                for ns in namespaces
+                name_of(ns): dict(ns["metadata"].get("labels") or {}) for ns in namespaces
             }
 
     def node(self, name: str) -> KubeObject | None:

@@ -63,9 +63,10 @@ from drasnap.snapshot.k8s.kinds import (
     SLICE_KIND,
     TAINT_RULE_KIND,
 )
+from drasnap.snapshot.k8s.objects import go_quote
 from drasnap.snapshot.validation.context import FieldPath
 from drasnap.snapshot.validation.formats import dns_label, dns_subdomain, label_key
-from drasnap.snapshot.validation.problems import Checker, as_list, as_map, go_quote, invalid
+from drasnap.snapshot.validation.problems import Checker, as_list, as_map, invalid
 
 __all__ = ["collect_names"]
 

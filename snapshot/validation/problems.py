@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 import orjson
+from drasnap.snapshot.k8s.objects import go_quote
 from drasnap.snapshot.validation.context import Context, FieldPath
 from drasnap.snapshot.validation.formats import (
     C_IDENTIFIER_MSG,
@@ -34,7 +35,7 @@ from drasnap.snapshot.validation.formats import (
     label_value,
 )
 
-__all__ = ["Checker", "Problem", "Shown", "as_list", "as_map", "go_quote", "raise_first"]
+__all__ = ["Checker", "Problem", "Shown", "as_list", "as_map", "raise_first"]
 
 Problem = tuple[FieldPath, str]
 
@@ -43,10 +44,6 @@ class Shown(str):
     """A bad value already written the way Go prints it (``[]bool{}``): shown as is."""
 
     __slots__ = ()
-
-
-def go_quote(value: str) -> str:
-    return orjson.dumps(value).decode()
 
 
 def go_value(value: Any) -> str:

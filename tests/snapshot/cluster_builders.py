@@ -25,15 +25,16 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
-from drasnap.snapshot.controllers.claim_templates import (
-    Resources,
-    node_allocatable,
-    node_name_of,
-    pod_requests,
-)
+from drasnap.snapshot.controllers.claim_templates import node_name_of
 from drasnap.snapshot.dra.snapshot import DraSnapshot
 from drasnap.snapshot.k8s.kinds import NODE_KIND, POD_KIND, SLICE_KIND, key_of
-from drasnap.snapshot.scheduling import Requests, node_facts, pod_facts
+from drasnap.snapshot.scheduling import (
+    Requests,
+    compute_pod_requests,
+    node_allocatable_requests,
+    node_facts,
+    pod_facts,
+)
 from drasnap.store import VersionedStore
 
 from tests.snapshot.dra_builders import (
@@ -308,15 +309,15 @@ def actual(cs: ClusterSnapshot) -> dict[str, Any]:
     }
 
 
-def recomputed_free(cs: ClusterSnapshot, node_name: str) -> Resources:
+def recomputed_free(cs: ClusterSnapshot, node_name: str) -> Requests:
     """Allocatable minus the requests of the pods the store holds on the node."""
     n = cs.node(node_name)
     assert n is not None
-    used = Resources()
+    used = Requests()
     for p in cs.store.items(POD_KIND).values():
         if node_name_of(p) == node_name:
-            used = used + pod_requests(p)
-    return node_allocatable(n) - used
+            used = used + compute_pod_requests(p)
+    return node_allocatable_requests(n) - used
 
 
 def assert_indexes_consistent(cs: ClusterSnapshot) -> None:

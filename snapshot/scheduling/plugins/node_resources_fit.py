@@ -21,6 +21,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Final
 
+from drasnap.snapshot.k8s.objects import raw_name
 from drasnap.snapshot.scheduling.framework import Proceed
 from drasnap.snapshot.scheduling.resources import Requests
 from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
@@ -59,8 +60,8 @@ def dra_extended_resource_classes(classes: Iterable[Mapping[str, Any]]) -> dict[
     last, an order it does not define).
     """
     out: dict[str, str] = {}
-    for cls in sorted(classes, key=lambda c: str((c.get("metadata") or {}).get("name", ""))):
-        name = str((cls.get("metadata") or {}).get("name", ""))
+    for cls in sorted(classes, key=raw_name):
+        name = raw_name(cls)
         explicit = (cls.get("spec") or {}).get("extendedResourceName")
         if explicit:
             out.setdefault(str(explicit), name)

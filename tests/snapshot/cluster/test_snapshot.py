@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
-from drasnap.snapshot.controllers.claim_templates import Resources, node_allocatable, pod_requests
 from drasnap.snapshot.errors import AlreadyTrackedError, NotFoundError, SchedulingError
 from drasnap.snapshot.k8s.claims import is_for_pod
 from drasnap.snapshot.k8s.kinds import key_of
+from drasnap.snapshot.scheduling import Requests, compute_pod_requests, node_allocatable_requests
 from drasnap.store import MemoryStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -417,7 +417,7 @@ def test_pod_that_does_not_fit(harness: ClusterHarness, pod: Obj, short: str) ->
     with pytest.raises(SchedulingError, match=f"does not fit on node small: {short}$"):
         cs.schedule_pod(pod, "small")
     assert cs.pods_on_node("small") == []
-    assert cs.free_resources(SMALL) == node_allocatable(SMALL)
+    assert cs.free_resources(SMALL) == node_allocatable_requests(SMALL)
 
 
 def test_pod_count_limit(harness: ClusterHarness) -> None:
@@ -428,7 +428,7 @@ def test_pod_count_limit(harness: ClusterHarness) -> None:
     with pytest.raises(SchedulingError, match=r"does not fit on node small: Too many pods$"):
         cs.schedule_pod(tiny[2], "small")
     cs = harness.reopen(cs)
-    assert cs.free_resources(SMALL) == Resources(980, 2**30 - 2 * 2**20, 0)
+    assert cs.free_resources(SMALL) == Requests(cpu=980, memory=2**30 - 2 * 2**20, pods=0)
     assert_indexes_consistent(cs)
 
 
@@ -440,8 +440,8 @@ def test_requests_count_init_containers_and_overhead(harness: ClusterHarness) ->
     ]
     with_overhead = plain_pod("with-overhead", cpu="900m", memory="64Mi")
     with_overhead["spec"]["overhead"] = {"cpu": "200m"}
-    assert pod_requests(init_heavy) == Resources(1200, 64 * 2**20, 1)
-    assert pod_requests(with_overhead) == Resources(1100, 64 * 2**20, 1)
+    assert compute_pod_requests(init_heavy) == Requests(cpu=1200, memory=64 * 2**20, pods=1)
+    assert compute_pod_requests(with_overhead) == Requests(cpu=1100, memory=64 * 2**20, pods=1)
     cs = harness.build(State(nodes=[SMALL]))
     for p in (init_heavy, with_overhead):
         with pytest.raises(SchedulingError, match=r"does not fit on node small: Insufficient cpu$"):
@@ -607,8 +607,8 @@ def test_pod_index_matches_a_recomputation(ops: list[tuple[str, int]]) -> None:
         for n in GRID_NODES:
             name = n["metadata"]["name"]
             on_node = cs.pods_on_node(name)
-            want = sum((pod_requests(p) for p in on_node), Resources())
-            assert cs.free_resources(n) == node_allocatable(n) - want
+            want = sum((compute_pod_requests(p) for p in on_node), Requests())
+            assert cs.free_resources(n) == node_allocatable_requests(n) - want
             assert sorted(p["metadata"]["name"] for p in on_node) == sorted(
                 p for p, where in model[-1].items() if where == name
             )

@@ -32,6 +32,17 @@ def test_parse_device_refuses(text: str) -> None:
         parse_device(text)
 
 
+def test_bad_arguments_are_the_packages_own_errors() -> None:
+    """A caller catching `SnapshotError` catches these too (they stay ValueErrors as well)."""
+    from drasnap.snapshot import ArgumentError, SnapshotError
+    from drasnap.snapshot.allocation.state import allocated_state
+
+    with pytest.raises(ArgumentError, match="DRIVER/POOL/DEVICE"):
+        parse_device("gpu-0")
+    with pytest.raises(SnapshotError, match="expected \\(driver, pool, device"):
+        allocated_state((), [("gpu.example.com", "pool")], ())
+
+
 def _selector(*terms: list[dict[str, Any]]) -> dict[str, Any]:
     return {"nodeSelectorTerms": [{"matchFields": fields} for fields in terms]}
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from drasnap.snapshot.controllers.claim_templates import pod_requests
 from drasnap.snapshot.scheduling import (
     Requests,
     compute_pod_requests,
@@ -217,14 +216,22 @@ def test_placed_pods_count_their_status_resources(pod: dict[str, Any], cpu: int)
 
 
 @pytest.mark.parametrize(
-    "requests",
-    [{"cpu": "1", "memory": "1Gi"}, {"cpu": "250m"}, {"memory": "129Mi"}, {}, {"cpu": "0.1"}],
+    ("requests", "cpu", "memory"),
+    [
+        ({"cpu": "1", "memory": "1Gi"}, 1000, GI),
+        ({"cpu": "250m"}, 250, 0),
+        ({"memory": "129Mi"}, 0, 129 * 2**20),
+        ({}, 0, 0),
+        ({"cpu": "0.1"}, 100, 0),
+    ],
     ids=["cpu-memory", "millicpu", "memory", "none", "decimal-cpu"],
 )
-def test_plain_pods_agree_with_the_simulation_hot_path(requests: dict[str, str]) -> None:
+def test_plain_pods_take_the_simulation_hot_path(
+    requests: dict[str, str], cpu: int, memory: int
+) -> None:
     pod = {"spec": {"containers": [{"name": "c", "resources": {"requests": requests}}]}}
-    mine, theirs = compute_pod_requests(pod), pod_requests(pod)
-    assert (mine.cpu, mine.memory, mine.pods) == (theirs.cpu, theirs.memory, theirs.pods)
+    mine = compute_pod_requests(pod)
+    assert (mine.cpu, mine.memory, mine.pods) == (cpu, memory, 1)
     assert mine.only_cpu_memory
 
 
