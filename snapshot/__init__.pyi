@@ -52,16 +52,30 @@ from .k8s.kinds import (
     object_key,
 )
 from .k8s.objects import KubeObject
+from .live.capture import (
+    CAPTURED_KINDS,
+    Capture,
+    CaptureError,
+    ForbiddenError,
+    RawClient,
+    capture,
+    cluster_role,
+)
+from .live.connect import connect
+from .live.files import MANIFEST_NAME, manifest_of, write_capture
+from .live.redact import Redactor
 from .scheduling import FitError, NodeResult
 from .validation import as_model, validate
 
 __all__ = [
     "ALLOCATION_EVENTS",
+    "CAPTURED_KINDS",
     "CLAIM_KIND",
     "CLASS_KIND",
     "FATES",
     "FEATURE_GATES",
     "KUBERNETES_VERSION",
+    "MANIFEST_NAME",
     "NON_LOCAL_SLICES_KEY",
     "POD_FAILURES_VIEW",
     "POD_FAILURE_KIND",
@@ -71,6 +85,8 @@ __all__ = [
     "AllocationError",
     "AllocationEvent",
     "AlreadyTrackedError",
+    "Capture",
+    "CaptureError",
     "ClaimSummary",
     "ClusterSnapshot",
     "DeviceClassLister",
@@ -78,6 +94,7 @@ __all__ = [
     "FeatureGate",
     "FeatureGateError",
     "FitError",
+    "ForbiddenError",
     "KubeObject",
     "ManifestError",
     "Manifests",
@@ -85,6 +102,8 @@ __all__ = [
     "NotFoundError",
     "ObjectValidationError",
     "PodFailure",
+    "RawClient",
+    "Redactor",
     "ReservationError",
     "ResourceClaimTracker",
     "ResourceSliceLister",
@@ -97,12 +116,16 @@ __all__ = [
     "allocation_history",
     "apply_device_taint_rules",
     "as_model",
+    "capture",
     "check_supported",
     "claims_from_templates",
+    "cluster_role",
+    "connect",
     "convert_to_v1",
     "ignored_fields",
     "key_of",
     "load_manifests",
+    "manifest_of",
     "object_key",
     "parse_device",
     "parse_feature_gates",
@@ -111,4 +134,5 @@ __all__ = [
     "summarize_claims",
     "unsupported_fields",
     "validate",
+    "write_capture",
 ]
