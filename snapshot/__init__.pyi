@@ -62,7 +62,7 @@ from .live.capture import (
     cluster_role,
 )
 from .live.connect import connect
-from .live.files import MANIFEST_NAME, manifest_of, write_capture
+from .live.files import MANIFEST_NAME, manifest_of, write_capture, write_lists
 from .live.redact import Redactor
 from .scheduling import FitError, NodeResult
 from .validation import as_model, validate
@@ -135,4 +135,5 @@ __all__ = [
     "unsupported_fields",
     "validate",
     "write_capture",
+    "write_lists",
 ]

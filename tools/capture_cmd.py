@@ -120,6 +120,8 @@ def capture_cmd(
         table_path.write_bytes(orjson.dumps(redactor.table(), option=orjson.OPT_INDENT_2))
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
+    for warning in redactor.warnings if redactor else ():
+        click.echo(f"warning: {warning}", err=True)
     if result.changed:
         click.echo(
             f"warning: changed while the capture ran: {', '.join(result.changed)} (a capture "

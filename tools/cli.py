@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("explain_cmd", "Say why a run left a pod unplaced."),
     "replay": ("replay_cmd", "Replay a run's journal into a fresh store (--verify)."),
     "diff": ("diff_cmd", "Compare a run's state at two points of its journal."),
+    "export": ("export_cmd", "Write a run's objects at a seq as --from files (--redact)."),
     "query": ("query_cmd", "Run one read-only SQL statement and print its rows."),
     "bench": ("bench_cmd", "Measure the store backends on the simulations' workloads."),
     "demo": ("demo_cmd", "A tour of the versioned store on a SQLite file."),

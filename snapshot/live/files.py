@@ -10,14 +10,15 @@ import datetime as dt
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 from drasnap.snapshot.errors import SnapshotError
-from drasnap.snapshot.live.capture import Capture
+from drasnap.snapshot.live.capture import CAPTURED_KINDS, Capture
 
-__all__ = ["MANIFEST_NAME", "NOT_ATOMIC", "manifest_of", "write_capture"]
+__all__ = ["MANIFEST_NAME", "NOT_ATOMIC", "manifest_of", "write_capture", "write_lists"]
 
 MANIFEST_NAME: Final = ".drasnap-capture.json"
 NOT_ATOMIC: Final = (
@@ -61,26 +62,39 @@ def write_capture(
 ) -> Path:
     """Write ``result`` into ``directory`` (which must not exist, or be empty), whole or not at
     all. ``transform(kind, obj) -> obj`` (``--redact``) is applied to every object."""
+    lists = {listed.kind.kind: listed.objects for listed in result.kinds}
+    return write_lists(lists, directory, manifest=manifest, transform=transform)
+
+
+def write_lists(
+    lists: Mapping[str, Sequence[Mapping[str, Any]]],
+    directory: str | os.PathLike[str],
+    *,
+    manifest: dict[str, Any] | None = None,
+    transform: Any = None,
+) -> Path:
+    """``{kind: objects}`` (kinds of :data:`CAPTURED_KINDS`) as one kubectl ``List`` file per
+    kind in ``directory`` (new, or empty), whole or not at all; ``manifest`` beside them."""
     target = Path(directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise SnapshotError(f"{target} exists and is not an empty folder: give a new one with -o")
     parent = target.resolve().parent
     if not parent.is_dir():
         raise SnapshotError(f"{parent} is not a folder: cannot write {target}")
+    resources = {k.kind: k.resource for k in CAPTURED_KINDS}
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
     umask = os.umask(0o022)
     os.umask(umask)
     try:
         staging.chmod(0o777 & ~umask)  # mkdtemp's folder is private; the capture is not
-        for listed in result.kinds:
-            items = listed.objects
-            if transform is not None:
-                items = [transform(listed.kind.kind, obj) for obj in items]
+        for kind, objects in lists.items():
+            items = [transform(kind, obj) if transform else obj for obj in objects]
             _dump(
-                staging / _file(listed.kind.resource),
+                staging / _file(resources[kind]),
                 {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items},
             )
-        _dump(staging / MANIFEST_NAME, manifest)
+        if manifest is not None:
+            _dump(staging / MANIFEST_NAME, manifest)
         if target.exists():
             target.rmdir()
         staging.rename(target)

@@ -1,24 +1,28 @@
 """Names replaced by stable pseudonyms, so a capture can be shared (``--redact``).
 
-Replaced: the names of namespaces, pods, nodes, claims, claim templates, workloads and
-ConfigMaps wherever they appear (``metadata``, ``spec.nodeName``, owner references, a claim's
-``reservedFor``, a pod's claim statuses, a slice's ``nodeName`` and pool name, node
-selectors on ``kubernetes.io/hostname``), label and annotation values (keys stay: node groups,
-instance types and topology keys are matched by key), opaque driver configs (their
-``parameters`` become ``{}``), and UIDs. Kept: device, driver, DeviceClass, attribute and
-capacity names and values, since the allocation depends on them; label values a selector of
-the same input matches (a pod's ``nodeSelector`` on a group label) are pseudonymised the same
-way, so they still match.
+Replaced: the names of namespaces, pods, nodes, claims, claim templates, workloads, containers
+and images wherever they appear (``metadata``, ``spec.nodeName``, owner references, a claim's
+``reservedFor``, a pod's claim statuses, a slice's ``nodeName`` and pool name, node selectors on
+``kubernetes.io/hostname``), label and annotation values (keys stay, and
+``kubernetes.io/os``/``arch`` values), opaque driver configs (their ``parameters`` become
+``{}``), and UIDs. Kept: device, driver, DeviceClass, attribute and capacity names and values,
+since the allocation depends on them. Label values a selector of the same input matches (a pod's
+``nodeSelector``, affinity terms, workload selectors) are pseudonymised the same way, so they
+still match; node group names become pseudonyms, and the priority expander's ConfigMap (regular
+expressions of them) is emptied, with a warning.
 
 A pseudonym is ``<prefix>-<10 hex digits>`` of an HMAC-SHA256 of the original under a key
-(:class:`Redactor`'s ``key``; the same key, the same pseudonyms). :meth:`Redactor.table`
-is the translation table: pseudonym -> original, written beside the capture, never in it.
+(:class:`Redactor`'s ``key``, ``$DRASNAP_REDACT_KEY``, else a fixed one: the same key, the same
+pseudonyms; with the fixed key anyone can confirm a guessed name, so set a secret key when names
+are guessable). :meth:`Redactor.table` is the translation table: pseudonym -> original, written
+beside the capture, never in it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -37,20 +41,8 @@ _PREFIX: Final = {
     "pool": "pool",
     "slice": "slice",
 }
-# Label values kept as they are: well-known ones that carry meaning for the simulation.
-_KEPT_LABEL_KEYS: Final = frozenset(
-    {
-        "kubernetes.io/os",
-        "kubernetes.io/arch",
-        "node.kubernetes.io/instance-type",
-        "beta.kubernetes.io/instance-type",
-        "topology.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
-        "drasnap.io/node-group",
-        "cluster-autoscaler.kubernetes.io/safe-to-evict",
-        "kubernetes.io/config.mirror",
-    }
-)
+# Label values kept as they are: a few well-known ones that name no one.
+_KEPT_LABEL_KEYS: Final = frozenset({"kubernetes.io/os", "kubernetes.io/arch"})
 _KEPT_ANNOTATIONS: Final = frozenset(
     {"cluster-autoscaler.kubernetes.io/safe-to-evict", "kubernetes.io/config.mirror"}
 )
@@ -61,9 +53,12 @@ _WORKLOADS: Final = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "Job",
 class Redactor:
     """Pseudonyms for one capture or export (module docstring)."""
 
-    def __init__(self, key: bytes = b"drasnap-redact") -> None:
+    def __init__(self, key: bytes | None = None) -> None:
+        if key is None:
+            key = os.environ.get("DRASNAP_REDACT_KEY", "drasnap-redact").encode()
         self.key = key
         self._table: dict[str, str] = {}
+        self.warnings: list[str] = []
 
     def table(self) -> dict[str, str]:
         """pseudonym -> original, sorted by pseudonym."""
@@ -131,8 +126,14 @@ class Redactor:
             self._claim_spec(spec)
             if isinstance(status, dict):
                 self._claim_status(status)
-        elif kind == "ConfigMap":
-            pass  # the priority expander's priorities are regexps of node group names: kept
+        elif kind == "ConfigMap" and out.get("data"):
+            # The priority expander's priorities are regular expressions of node group names,
+            # which are pseudonyms now: they cannot be translated, so they are dropped.
+            out["data"] = {}
+            self.warnings.append(
+                "--redact: the priority expander's ConfigMap names node groups by regular "
+                "expression; its data is left out of the redacted capture"
+            )
         return out
 
     def _metadata(self, kind: str, meta: dict[str, Any]) -> None:
@@ -261,6 +262,8 @@ class Redactor:
         for field in ("containers", "initContainers"):
             for container in spec.get(field) or ():
                 if isinstance(container, dict):
+                    if container.get("name"):
+                        container["name"] = self.name("object", container["name"])
                     container.pop("env", None)
                     container.pop("envFrom", None)
                     container.pop("command", None)
