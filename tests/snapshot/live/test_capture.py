@@ -217,3 +217,10 @@ def test_an_existing_output_and_a_missing_kubeconfig_are_one_line_errors(
     result = run("capture", "--kubeconfig", str(tmp_path / "nope"), "-o", str(tmp_path / "o"))
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: ") and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_readme_shows_the_cluster_role_capture_prints() -> None:
+    from drasnap.snapshot import cluster_role
+
+    readme = (FIXTURES.parents[1] / "README.md").read_text()
+    assert f"```yaml\n{cluster_role()}```" in readme
