@@ -63,6 +63,7 @@ from .live.capture import (
 )
 from .live.connect import connect
 from .live.files import MANIFEST_NAME, manifest_of, write_capture, write_lists
+from .live.record import RECORD_KIND, Recorder, RecordSummary
 from .live.redact import Redactor
 from .scheduling import FitError, NodeResult
 from .validation import as_model, validate
@@ -80,6 +81,7 @@ __all__ = [
     "POD_FAILURES_VIEW",
     "POD_FAILURE_KIND",
     "POD_KIND",
+    "RECORD_KIND",
     "SLICE_KIND",
     "AllocatedDevice",
     "AllocationError",
@@ -103,6 +105,8 @@ __all__ = [
     "ObjectValidationError",
     "PodFailure",
     "RawClient",
+    "RecordSummary",
+    "Recorder",
     "Redactor",
     "ReservationError",
     "ResourceClaimTracker",

@@ -21,6 +21,7 @@ from drasnap.tools.errors import CommandError
 #: answer before any heavy module loads.
 COMMANDS: dict[str, tuple[str, str]] = {
     "capture": ("capture_cmd", "Capture a live cluster's DRA objects as --from files."),
+    "record": ("record_cmd", "Record a live cluster's DRA history into a store (watch)."),
     "simulate": ("simulate_cmd", "Simulate a scale-up, scale-down or autoscale run, crash-safe."),
     "runs": ("runs_cmd", "List the runs of a database, their status and results."),
     "drop": ("runs_cmd", "Remove a run and everything it holds."),

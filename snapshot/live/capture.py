@@ -54,6 +54,8 @@ __all__ = [
     "cluster_role",
     "dra_versions",
     "list_kind",
+    "resource_path",
+    "to_v1",
 ]
 
 PRIORITY_CONFIGMAP: Final = "cluster-autoscaler-priority-expander"
@@ -301,7 +303,7 @@ class Capture:
     namespaces: list[str] = field(default_factory=list)  # empty: all
 
 
-def _path(kind: LiveKind, version: str, namespace: str | None) -> str:
+def resource_path(kind: LiveKind, version: str, namespace: str | None) -> str:
     base = f"/apis/{kind.group}/{version}" if kind.group else f"/api/{version}"
     scope = f"/namespaces/{namespace}" if namespace else ""
     return f"{base}{scope}/{kind.resource}"
@@ -319,7 +321,7 @@ def list_kind(
 ) -> tuple[list[dict[str, Any]], str, int, int]:
     """Every object of ``kind`` (in ``namespace``, or all), page by page: (objects as listed,
     the list's resourceVersion, pages, restarts). A 410 on a continue token restarts it."""
-    path = _path(kind, version, namespace)
+    path = resource_path(kind, version, namespace)
     restarts = 0
     while True:
         objects: list[dict[str, Any]] = []
@@ -368,7 +370,7 @@ def _changed_since(
     if kind.field_selector:
         query.append(("fieldSelector", kind.field_selector))
     try:
-        for event in client.watch(_path(kind, version, namespace), query, 1.0):
+        for event in client.watch(resource_path(kind, version, namespace), query, 1.0):
             kind_of_event = event.get("type") if isinstance(event, Mapping) else None
             if kind_of_event == "ERROR":
                 return True
@@ -383,7 +385,7 @@ def _changed_since(
     return False
 
 
-def _to_v1(
+def to_v1(
     obj: dict[str, Any], kind: LiveKind, api_version: str, notes: list[str]
 ) -> dict[str, Any]:
     out = dict(obj)
@@ -457,7 +459,7 @@ def capture(
             listed.pages += pages
             listed.restarts += restarts
             for obj in objects:
-                converted = _to_v1(obj, kind, api_version, result.notes)
+                converted = to_v1(obj, kind, api_version, result.notes)
                 if converted.get("apiVersion") != obj.get("apiVersion", api_version):
                     listed.converted += 1
                 listed.objects.append(converted)

@@ -38,4 +38,5 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> tuple[
     except OSError as exc:
         raise CaptureError(f"cannot read the kubeconfig {kubeconfig or default}: {exc}") from None
     configuration.retries = 0
+    configuration.connection_pool_maxsize = 32  # record watches every kind at once
     return RawClient(client.ApiClient(configuration)), str(configuration.host)

@@ -13,6 +13,7 @@ events precisely, which a hundred lines of ``http.server`` do).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import threading
 import time
@@ -130,6 +131,11 @@ class FakeKubeApi:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def handle(self) -> None:
+                # A client gone (a recorder killed, a watch given up) is no error here.
+                with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+                    super().handle()
 
             def do_GET(self) -> None:
                 api._handle(self, "GET")
