@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from drasnap.tools.errors import CommandError
@@ -39,8 +40,7 @@ def export_cmd(
         drasnap export sim.db --name autoscale-1 --at 40 -o at-40 --redact
     """
     import orjson
-    from drasnap.snapshot import CAPTURED_KINDS, Redactor, write_lists
-    from drasnap.store import open_state
+    from drasnap.snapshot import Redactor
 
     target = Path(output)
     table_path = target.parent / f"{target.name}.redaction.json"
@@ -49,21 +49,8 @@ def export_cmd(
     if redact and table_path.exists():
         raise CommandError(f"{table_path} exists: move it away or give another -o")
     db, name = store_to_read(db, name)
-    lists: dict[str, list[dict[str, object]]] = {}
-    with open_state(db, name=name, at=at) as state:
-        seq = state.seq
-        stored = set(state.kinds())
-        for kind in (k.kind for k in CAPTURED_KINDS if k.kind in stored):
-            objects = [
-                obj
-                for _, v in sorted(state.items(kind).items())
-                for obj in (v if isinstance(v, list) else [v])  # slices: a list per node
-                if isinstance(obj, dict) and obj.get("kind") == kind and "metadata" in obj
-            ]
-            if objects:
-                lists[kind] = objects
     redactor = Redactor() if redact else None
-    write_lists(lists, target, transform=redactor.redact if redactor else None)
+    seq, lists = write_state(db, name, at, target, redactor.redact if redactor else None)
     if redactor is not None:
         table_path.write_bytes(orjson.dumps(redactor.table(), option=orjson.OPT_INDENT_2))
         for warning in redactor.warnings:
@@ -83,3 +70,28 @@ def export_cmd(
     for kind, count in counts.items():
         click.echo(f"{kind:<22} {count:>7} objects")
     click.echo(f"wrote {target} ({name} at seq {seq})")
+
+
+def write_state(
+    db: str, name: str, at: int | None, target: Path, transform: Any = None
+) -> tuple[int, dict[str, list[dict[str, Any]]]]:
+    """Write the Kubernetes objects of store ``name`` (as stored, or as of seq ``at``) into
+    ``target`` as List files; (the seq written, {kind: objects})."""
+    from drasnap.snapshot import CAPTURED_KINDS, write_lists
+    from drasnap.store import open_state
+
+    lists: dict[str, list[dict[str, Any]]] = {}
+    with open_state(db, name=name, at=at) as state:
+        seq = state.seq
+        stored = set(state.kinds())
+        for kind in (k.kind for k in CAPTURED_KINDS if k.kind in stored):
+            objects = [
+                obj
+                for _, v in sorted(state.items(kind).items())
+                for obj in (v if isinstance(v, list) else [v])  # slices: a list per node
+                if isinstance(obj, dict) and obj.get("kind") == kind and "metadata" in obj
+            ]
+            if objects:
+                lists[kind] = objects
+    write_lists(lists, target, transform=transform)
+    return seq, lists

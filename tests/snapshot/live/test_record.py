@@ -119,11 +119,22 @@ def test_recorded_events_give_allocation_events_with_times_and_fates(
         f"MODIFIED ResourceClaim {NS}/shared",
         "MODIFIED ResourceSlice gpu-node-0-gpu.example.com-h8q4z",
     ]
-    # The recorded state is a cluster the simulations start from.
-    out = CliRunner().invoke(cli, ["export", str(db), "--name", "live", "-o",
-                                   str(tmp_path / "state"), "--json"])  # fmt: skip
-    assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["kinds"]["Node"] == 3
+    # The recorded state, at any seq, is a cluster the simulations start from.
+    last = next(s.last_seq for s in list_stores(db) if s.name == "live")
+    sim = tmp_path / "sim.db"
+    for at, allocated in ((rows[0]["seq"], True), (None, False)):
+        at_args = ["--from-at", str(at)] if at else []
+        ran = CliRunner().invoke(cli, ["simulate", "autoscale", str(sim), "--from-db", str(db),
+                                       "--from-name", "live", *at_args, "--json"])  # fmt: skip
+        assert ran.exit_code == 0, ran.output
+        folder = tmp_path / "sim.db.from" / f"live-at-{at or last}"
+        claims = json.loads((folder / "resourceclaims.json").read_text())["items"]
+        shared = next(c for c in claims if c["metadata"]["name"] == "shared")
+        assert ("allocation" in shared.get("status", {})) == allocated
+    refused = CliRunner().invoke(cli, ["simulate", "autoscale", str(sim), "--from-at", "3"])
+    assert (
+        refused.exit_code == 2 and "--from-name and --from-at go with --from-db" in refused.stderr
+    )
 
 
 def test_an_expired_watch_is_relisted_as_one_layer(api: FakeKubeApi, tmp_path: Path) -> None:
