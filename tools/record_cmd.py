@@ -96,8 +96,8 @@ def record_cmd(
         drasnap record rec.db --context prod --name prod --duration 1h --resume
     """
     seconds = parse_duration(duration) if duration is not None else None
-    from drasnap.snapshot import Recorder, connect
-    from drasnap.store import Store, list_stores
+    from drasnap.snapshot import ForbiddenError, connect
+    from drasnap.store import list_stores
 
     exists = any(s.name == name for s in list_stores(db, missing_ok=True))
     if exists and not resume:
@@ -117,23 +117,22 @@ def record_cmd(
 
     previous = {n: signal.signal(n, handler) for n in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with Store.open(db, name=name) as store:
-            recorder = Recorder(
-                client,
-                store,
-                namespaces=namespaces,
-                page_size=page_size,
-                checkpoint_every=checkpoint_every,
-            )
-            resumed = resume and recorder.has_recording()
-            captured = 0
-            if resumed:
-                recorder.resume()
-            else:
-                captured = recorder.start()
-                if not as_json:
-                    click.echo(f"{name}: captured {captured} objects", err=True)
-            summary = recorder.run(duration=seconds, stop=stop)
+        summary, resumed, captured = _record(
+            db,
+            name,
+            client,
+            namespaces,
+            page_size,
+            checkpoint_every,
+            resume,
+            seconds,
+            stop,
+            as_json,
+            exists,
+        )
+    except ForbiddenError as exc:
+        click.echo(exc.cluster_role, err=True, nl=False)
+        raise CommandError(str(exc)) from None
     finally:
         for number, old in previous.items():
             signal.signal(number, old)
@@ -159,3 +158,45 @@ def record_cmd(
             again.append("--resume")
         click.echo(f"stopped; continue with: {shlex.join(again)}", err=True)
         sys.exit(128 + received[0])
+
+
+def _record(
+    db: str,
+    name: str,
+    client: Any,
+    namespaces: tuple[str, ...],
+    page_size: int,
+    checkpoint_every: float,
+    resume: bool,
+    seconds: float | None,
+    stop: threading.Event,
+    as_json: bool,
+    exists: bool,
+) -> tuple[Any, bool, int]:
+    """Start or resume the recording, then watch: (its summary, resumed, objects captured)."""
+    from drasnap.snapshot import Recorder
+    from drasnap.store import Store
+
+    def recorder(store: Any) -> Recorder:
+        return Recorder(
+            client,
+            store,
+            namespaces=namespaces,
+            page_size=page_size,
+            checkpoint_every=checkpoint_every,
+        )
+
+    first = None
+    if not (resume and exists):  # the capture first: a refusal leaves no store behind
+        first = recorder(None).capture()
+    with Store.open(db, name=name) as store:
+        live = recorder(store)
+        resumed = resume and live.has_recording()
+        captured = 0
+        if resumed:
+            live.resume()
+        else:
+            captured = live.start(first)
+            if not as_json:
+                click.echo(f"{name}: captured {captured} objects", err=True)
+        return live.run(duration=seconds, stop=stop), resumed, captured

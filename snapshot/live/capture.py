@@ -53,6 +53,7 @@ __all__ = [
     "capture",
     "cluster_role",
     "dra_versions",
+    "forbidden",
     "list_kind",
     "resource_path",
     "to_v1",
@@ -225,7 +226,7 @@ def cluster_role(
     return "\n".join(lines) + "\n"
 
 
-def _forbidden(error: ApiError, verb: str, kind: LiveKind, namespace: str | None) -> ForbiddenError:
+def forbidden(error: ApiError, verb: str, kind: LiveKind, namespace: str | None) -> ForbiddenError:
     where = f" in namespace {namespace}" if namespace else ""
     return ForbiddenError(
         f"the API server forbids {verb} {kind.qualified()}{where} (403 Forbidden); drasnap "
@@ -348,7 +349,7 @@ def list_kind(
                     return objects, resource_version, pages, restarts
         except ApiError as exc:
             if exc.status == 403:
-                raise _forbidden(exc, "list", kind, namespace) from None
+                raise forbidden(exc, "list", kind, namespace) from None
             if exc.status == 410 and token and restarts < _RESTARTS:
                 restarts += 1
                 continue
@@ -378,7 +379,7 @@ def _changed_since(
                 return True
     except ApiError as exc:
         if exc.status == 403:
-            raise _forbidden(exc, "watch", kind, namespace) from None
+            raise forbidden(exc, "watch", kind, namespace) from None
         if exc.status == 410:
             return True
         raise
@@ -466,11 +467,18 @@ def capture(
         listed.resource_version = ",".join(versions_seen)
         result.kinds.append(listed)
     if second_pass:
+        # One short watch per kind and namespace, all at once (each lasts up to a second).
+        from concurrent.futures import ThreadPoolExecutor
+
+        checks = []
         for listed in result.kinds:
             version = listed.api_version.rsplit("/", 1)[-1]
             scopes = list(namespaces) if listed.kind.namespaced and namespaces else [None]
             for namespace, rv in zip(scopes, listed.resource_version.split(","), strict=False):
-                if _changed_since(client, listed.kind, version, namespace, rv):
-                    result.changed.append(listed.kind.kind)
-                    break
+                checks.append((listed.kind, version, namespace, rv))
+        with ThreadPoolExecutor(max_workers=min(16, max(1, len(checks)))) as pool:
+            changed = list(pool.map(lambda c: _changed_since(client, *c), checks))
+        for (kind, *_), was_changed in zip(checks, changed, strict=True):
+            if was_changed and kind.kind not in result.changed:
+                result.changed.append(kind.kind)
     return result

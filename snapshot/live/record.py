@@ -37,11 +37,13 @@ from drasnap.snapshot.k8s.kinds import DRA_GROUP, object_key
 from drasnap.snapshot.live.capture import (
     CAPTURED_KINDS,
     ApiError,
+    Capture,
     CaptureError,
     LiveKind,
     RawClient,
     capture,
     dra_versions,
+    forbidden,
     list_kind,
     resource_path,
     to_v1,
@@ -115,15 +117,22 @@ class Recorder:
     def has_recording(self) -> bool:
         return isinstance(self.store.get(RECORD_KIND, _STATE_KEY), Mapping)
 
-    def start(self, progress: Callable[[str, int], None] | None = None) -> int:
-        """Capture the cluster into one committed layer; the number of objects."""
-        result = capture(
+    def capture(self, progress: Callable[[str, int], None] | None = None) -> Capture:
+        """The capture :meth:`start` records (taken before a store is opened, so a cluster
+        that refuses it leaves nothing behind)."""
+        return capture(
             self.client,
             namespaces=self.namespaces,
             page_size=self.page_size,
             progress=progress,
             second_pass=False,
         )
+
+    def start(self, result: Capture | None = None) -> int:
+        """Record ``result`` (else a new :meth:`capture`) as one committed layer; the number
+        of objects."""
+        if result is None:
+            result = self.capture()
         versions: dict[str, str] = {}
         api_versions: dict[str, str] = {}
         count = 0
@@ -219,6 +228,9 @@ class Recorder:
                 except ApiError as exc:
                     if exc.status == 410:
                         events.put((kind, namespace, "EXPIRED"))
+                        return
+                    if exc.status == 403:
+                        events.put((kind, namespace, forbidden(exc, "watch", live, namespace)))
                         return
                     events.put((kind, namespace, exc))
                     return

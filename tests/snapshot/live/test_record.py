@@ -206,3 +206,19 @@ def test_sigkill_then_resume_loses_and_duplicates_no_event(
     recorded = [int(lb.rsplit("rv=", 1)[1]) for lb in labels if lb.startswith("MODIFIED Pod")]
     assert recorded == written  # every event once, in order
     assert sum(1 for lb in labels if lb.startswith("capture")) == 1
+
+
+def test_a_refused_record_names_the_role_and_leaves_no_store(
+    api: FakeKubeApi, tmp_path: Path
+) -> None:
+    demo_cluster(api)
+    api.forbidden.add(("list", "nodes"))
+    config = api.kubeconfig(tmp_path / "kc", api.start())
+    db = tmp_path / "rec.db"
+    result = CliRunner().invoke(cli, ["record", str(db), "--kubeconfig", str(config)])
+    assert result.exit_code == 1
+    assert "Error: the API server forbids list nodes" in result.stderr
+    assert "kind: ClusterRole" in result.stderr
+    assert list_stores(db, missing_ok=True) == []
+    bad = CliRunner().invoke(cli, ["record", str(db), "--duration", "soon"])
+    assert bad.exit_code == 2 and "give seconds, or a number with s, m or h" in bad.stderr
