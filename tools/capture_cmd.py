@@ -86,7 +86,7 @@ def capture_cmd(
     if redact and table_path.exists():
         raise CommandError(f"{table_path} exists: move it away or give another -o")
     client, server = connect(kubeconfig, context)
-    progress = _Progress() if sys.stderr.isatty() and not as_json else None
+    progress = CaptureProgress() if sys.stderr.isatty() and not as_json else None
     try:
         result = capture(
             client,
@@ -148,7 +148,7 @@ def capture_cmd(
     click.echo(f"wrote {target}" + (f" (translation table: {table_path})" if redactor else ""))
 
 
-class _Progress:
+class CaptureProgress:
     """Per kind, the objects listed so far, redrawn in place on a terminal."""
 
     def __init__(self) -> None:

@@ -188,7 +188,12 @@ def _record(
 
     first = None
     if not (resume and exists):  # the capture first: a refusal leaves no store behind
-        first = recorder(None).capture()
+        from drasnap.tools.capture_cmd import CaptureProgress
+
+        progress = CaptureProgress() if sys.stderr.isatty() and not as_json else None
+        first = recorder(None).capture(progress.show if progress else None)
+        if progress:
+            progress.close()
     with Store.open(db, name=name) as store:
         live = recorder(store)
         resumed = resume and live.has_recording()

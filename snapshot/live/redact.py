@@ -126,6 +126,10 @@ class Redactor:
             self._claim_spec(spec)
             if isinstance(status, dict):
                 self._claim_status(status)
+        elif kind == "DeviceTaintRule":
+            selector = spec.get("deviceSelector") if isinstance(spec, dict) else None
+            if isinstance(selector, dict) and selector.get("pool"):
+                selector["pool"] = self.name("pool", selector["pool"])
         elif kind == "ConfigMap" and out.get("data"):
             # The priority expander's priorities are regular expressions of node group names,
             # which are pseudonyms now: they cannot be translated, so they are dropped.
@@ -216,6 +220,10 @@ class Redactor:
     def _pod_spec(self, spec: dict[str, Any]) -> None:
         if spec.get("nodeName"):
             spec["nodeName"] = self.name("node", spec["nodeName"])
+        for field in ("serviceAccountName", "serviceAccount", "priorityClassName", "hostname",
+                      "subdomain", "schedulerName"):  # fmt: skip
+            if isinstance(spec.get(field), str) and spec[field] not in ("", "default-scheduler"):
+                spec[field] = self.name("object", spec[field])
         selector = spec.get("nodeSelector")
         if isinstance(selector, dict):
             spec["nodeSelector"] = {k: self._label_value(k, v) for k, v in selector.items()}

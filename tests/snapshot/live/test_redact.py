@@ -106,3 +106,23 @@ def test_pseudonyms_are_stable_and_table_maps_them_back() -> None:
     assert pod["metadata"]["name"] == "train-0"  # the input is not mutated
     # Another key, other pseudonyms (so a table leaks nothing about another capture).
     assert Redactor(b"other").redact("Pod", pod)["metadata"]["name"] != a["metadata"]["name"]
+
+
+def test_a_taint_rules_pool_takes_the_slices_pseudonym() -> None:
+    redactor = Redactor()
+    pool_spec = {"name": "n1", "generation": 1, "resourceSliceCount": 1}
+    slice_ = {
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "n1", "pool": pool_spec},
+    }
+    selector = {"driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}
+    rule = {
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "r"},
+        "spec": {"deviceSelector": selector, "taint": {"key": "k", "effect": "NoSchedule"}},
+    }
+    pool = redactor.redact("ResourceSlice", slice_)["spec"]["pool"]["name"]
+    redacted = redactor.redact("DeviceTaintRule", rule)["spec"]["deviceSelector"]
+    assert redacted == {"driver": "gpu.example.com", "pool": pool, "device": "gpu-0"}
+    assert pool != "n1"
