@@ -55,6 +55,7 @@ RECORD_KIND: Final = "LiveRecording"
 _STATE_KEY: Final = "state"
 _GATHER: Final = 0.05  # seconds events of other kinds may take to arrive, to be put in order
 _WATCH_TIMEOUT: Final = 30  # seconds a watch request asks for before it is made again
+_RETRIES: Final = 5  # connection failures in a row a watch survives (backing off 2, 4, ... s)
 
 
 def newer(rv: str, than: str) -> bool:
@@ -200,6 +201,7 @@ class Recorder:
             version = api_version.rsplit("/", 1)[-1]
             path = resource_path(live, version, namespace)
             rv = since
+            failures = 0
             while not ended.is_set():
                 query: list[tuple[str, Any]] = [
                     ("resourceVersion", rv),
@@ -234,9 +236,14 @@ class Recorder:
                         return
                     events.put((kind, namespace, exc))
                     return
-                except CaptureError as exc:
-                    events.put((kind, namespace, exc))
-                    return
+                except CaptureError as exc:  # the connection: tried again, then given up
+                    failures += 1
+                    if failures > _RETRIES:
+                        events.put((kind, namespace, exc))
+                        return
+                    ended.wait(min(2.0**failures, 30.0))
+                else:
+                    failures = 0
 
         def launch(kind: str, namespace: str | None) -> None:
             since = self.state["resourceVersions"].get(_scope_key(kind, namespace), "")

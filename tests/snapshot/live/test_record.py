@@ -71,6 +71,7 @@ def query(db: Path, sql: str) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.slow
 def test_recorded_events_give_allocation_events_with_times_and_fates(
     api: FakeKubeApi, tmp_path: Path
 ) -> None:
