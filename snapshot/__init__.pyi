@@ -62,7 +62,7 @@ from .live.capture import (
     cluster_role,
 )
 from .live.connect import connect
-from .live.files import MANIFEST_NAME, manifest_of, write_capture, write_lists
+from .live.files import MANIFEST_NAME, PRIORITY_FILE, manifest_of, write_capture, write_lists
 from .live.record import RECORD_KIND, Recorder, RecordSummary
 from .live.redact import Redactor
 from .scheduling import FitError, NodeResult
@@ -81,6 +81,7 @@ __all__ = [
     "POD_FAILURES_VIEW",
     "POD_FAILURE_KIND",
     "POD_KIND",
+    "PRIORITY_FILE",
     "RECORD_KIND",
     "SLICE_KIND",
     "AllocatedDevice",

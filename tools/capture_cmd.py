@@ -71,6 +71,7 @@ def capture_cmd(
         drasnap capture --context prod -o prod-dump && drasnap simulate autoscale --from prod-dump
     """
     from drasnap.snapshot import (
+        PRIORITY_FILE,
         ForbiddenError,
         Redactor,
         capture,
@@ -122,6 +123,12 @@ def capture_cmd(
         click.echo(f"note: {note}", err=True)
     for warning in redactor.warnings if redactor else ():
         click.echo(f"warning: {warning}", err=True)
+    if (target / PRIORITY_FILE).exists():
+        click.echo(
+            f"note: the priority expander's ConfigMap is {target / PRIORITY_FILE}: give "
+            f"--expander priority --expander-priorities {target / PRIORITY_FILE} to use it",
+            err=True,
+        )
     if result.changed:
         click.echo(
             f"warning: changed while the capture ran: {', '.join(result.changed)} (a capture "

@@ -18,9 +18,17 @@ import orjson
 from drasnap.snapshot.errors import SnapshotError
 from drasnap.snapshot.live.capture import CAPTURED_KINDS, Capture
 
-__all__ = ["MANIFEST_NAME", "NOT_ATOMIC", "manifest_of", "write_capture", "write_lists"]
+__all__ = [
+    "MANIFEST_NAME",
+    "NOT_ATOMIC",
+    "PRIORITY_FILE",
+    "manifest_of",
+    "write_capture",
+    "write_lists",
+]
 
 MANIFEST_NAME: Final = ".drasnap-capture.json"
+PRIORITY_FILE: Final = "priority-expander.json"
 NOT_ATOMIC: Final = (
     "a capture is not one atomic snapshot: each kind was listed at its own resourceVersion"
 )
@@ -61,9 +69,18 @@ def write_capture(
     transform: Any = None,
 ) -> Path:
     """Write ``result`` into ``directory`` (which must not exist, or be empty), whole or not at
-    all. ``transform(kind, obj) -> obj`` (``--redact``) is applied to every object."""
+    all. ``transform(kind, obj) -> obj`` (``--redact``) is applied to every object. The
+    priority expander's ConfigMap, when there is one (kube-system's first), is also written
+    alone as :data:`PRIORITY_FILE`, the file ``--expander-priorities`` takes."""
     lists = {listed.kind.kind: listed.objects for listed in result.kinds}
-    return write_lists(lists, directory, manifest=manifest, transform=transform)
+    extra: dict[str, Any] = {}
+    configmaps = sorted(
+        lists.get("ConfigMap", ()),
+        key=lambda c: ((c.get("metadata") or {}).get("namespace") != "kube-system", str(c)),
+    )
+    if configmaps and transform is None:
+        extra[PRIORITY_FILE] = configmaps[0]
+    return write_lists(lists, directory, manifest=manifest, transform=transform, extra=extra)
 
 
 def write_lists(
@@ -72,6 +89,7 @@ def write_lists(
     *,
     manifest: dict[str, Any] | None = None,
     transform: Any = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """``{kind: objects}`` (kinds of :data:`CAPTURED_KINDS`) as one kubectl ``List`` file per
     kind in ``directory`` (new, or empty), whole or not at all; ``manifest`` beside them."""
@@ -93,6 +111,8 @@ def write_lists(
                 staging / _file(resources[kind]),
                 {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items},
             )
+        for file_name, document in (extra or {}).items():
+            _dump(staging / file_name, document)
         if manifest is not None:
             _dump(staging / MANIFEST_NAME, manifest)
         if target.exists():

@@ -234,3 +234,24 @@ def test_progress_on_a_terminal_counts_objects_per_kind(capsys: pytest.CaptureFi
         progress.show(kind, count)
     progress.close()
     assert capsys.readouterr().err == "\rNode: 2 objects\rNode: 4 objects\n\rPod: 2 objects\n"
+
+
+@pytest.mark.slow
+def test_the_priority_expanders_configmap_is_captured_for_expander_priorities(
+    api: FakeKubeApi, tmp_path: Path
+) -> None:
+    demo_cluster(api)
+    for name in ("cluster-autoscaler-priority-expander", "unrelated"):
+        api.apply("ADDED", {"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"namespace": "kube-system", "name": name},
+                            "data": {"priorities": "10:\n- gpu-.*\n"}})  # fmt: skip
+    result = capture(api, tmp_path, "cap", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["kinds"]["ConfigMap"]["objects"] == 1  # by name only
+    priorities = tmp_path / "cap" / "priority-expander.json"
+    assert f"--expander-priorities {priorities}" in result.stderr
+    chosen = ["--expander", "priority", "--expander-priorities", str(priorities)]
+    ran = run("simulate", "autoscale", str(tmp_path / "s.db"), "--from", str(tmp_path / "cap"),
+              *chosen, "--json")  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.stdout)["added"] == {"gpu-2x": 1}
