@@ -53,26 +53,45 @@ from .k8s.kinds import (
     object_key,
 )
 from .k8s.objects import KubeObject
+from .live.capture import (
+    CAPTURED_KINDS,
+    Capture,
+    CaptureError,
+    ForbiddenError,
+    RawClient,
+    capture,
+    cluster_role,
+)
+from .live.connect import connect
+from .live.files import MANIFEST_NAME, PRIORITY_FILE, manifest_of, write_capture, write_lists
+from .live.record import RECORD_KIND, Recorder, RecordSummary
+from .live.redact import Redactor
 from .scheduling import FitError, NodeResult
 from .validation import as_model, validate
 
 __all__ = [
     "ALLOCATION_EVENTS",
+    "CAPTURED_KINDS",
     "CLAIM_KIND",
     "CLASS_KIND",
     "FATES",
     "FEATURE_GATES",
     "KUBERNETES_VERSION",
+    "MANIFEST_NAME",
     "NON_LOCAL_SLICES_KEY",
     "POD_FAILURES_VIEW",
     "POD_FAILURE_KIND",
     "POD_KIND",
+    "PRIORITY_FILE",
+    "RECORD_KIND",
     "SLICE_KIND",
     "AllocatedDevice",
     "AllocationError",
     "AllocationEvent",
     "AlreadyTrackedError",
     "ArgumentError",
+    "Capture",
+    "CaptureError",
     "ClaimSummary",
     "ClusterSnapshot",
     "DeviceClassLister",
@@ -80,6 +99,7 @@ __all__ = [
     "FeatureGate",
     "FeatureGateError",
     "FitError",
+    "ForbiddenError",
     "KubeObject",
     "ManifestError",
     "Manifests",
@@ -87,6 +107,10 @@ __all__ = [
     "NotFoundError",
     "ObjectValidationError",
     "PodFailure",
+    "RawClient",
+    "RecordSummary",
+    "Recorder",
+    "Redactor",
     "ReservationError",
     "ResourceClaimTracker",
     "ResourceSliceLister",
@@ -99,12 +123,16 @@ __all__ = [
     "allocation_history",
     "apply_device_taint_rules",
     "as_model",
+    "capture",
     "check_supported",
     "claims_from_templates",
+    "cluster_role",
+    "connect",
     "convert_to_v1",
     "ignored_fields",
     "key_of",
     "load_manifests",
+    "manifest_of",
     "object_key",
     "parse_device",
     "parse_feature_gates",
@@ -113,4 +141,6 @@ __all__ = [
     "summarize_claims",
     "unsupported_fields",
     "validate",
+    "write_capture",
+    "write_lists",
 ]

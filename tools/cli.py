@@ -20,6 +20,8 @@ from drasnap.tools.errors import CommandError
 #: imported only when the command runs or shows its own help, so ``drasnap --help`` and a typo
 #: answer before any heavy module loads.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "capture": ("capture_cmd", "Capture a live cluster's DRA objects as --from files."),
+    "record": ("record_cmd", "Record a live cluster's DRA history into a store (watch)."),
     "simulate": ("simulate_cmd", "Simulate a scale-up, scale-down or autoscale run, crash-safe."),
     "runs": ("runs_cmd", "List the runs of a database, their status and results."),
     "drop": ("runs_cmd", "Remove a run and everything it holds."),
@@ -28,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("explain_cmd", "Say why a run left a pod unplaced."),
     "replay": ("replay_cmd", "Replay a run's journal into a fresh store (--verify)."),
     "diff": ("diff_cmd", "Compare a run's state at two points of its journal."),
+    "export": ("export_cmd", "Write a run's objects at a seq as --from files (--redact)."),
     "query": ("query_cmd", "Run one read-only SQL statement and print its rows."),
     "bench": ("bench_cmd", "Measure the store backends on the simulations' workloads."),
     "demo": ("demo_cmd", "A tour of the versioned store on a SQLite file."),

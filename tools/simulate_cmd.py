@@ -31,6 +31,7 @@ from drasnap.snapshot import (
     resolve_feature_gates,
 )
 from drasnap.snapshot.simulation import DEVICES, LIMITS, Settings, refused_settings
+from drasnap.tools.errors import CommandError
 from drasnap.tools.options import DEFAULT_DB, database, json_option, name_option_with, seed_option
 from drasnap.tools.output import command_line, echo_json
 from drasnap.tools.progress import Progress
@@ -179,6 +180,24 @@ _LIMITS_HELP = ", ".join(
     help="Start from manifests in this folder (kubectl dumps) instead of generated objects.",
 )
 @click.option(
+    "--from-db",
+    metavar="DB",
+    help="Start from a recording's state (drasnap record) in this database instead of --from.",
+)
+@click.option(
+    "--from-name",
+    default="record",
+    show_default=True,
+    metavar="NAME",
+    help="With --from-db: the recording (named store) to start from.",
+)
+@click.option(
+    "--from-at",
+    type=click.IntRange(min=1),
+    metavar="SEQ",
+    help="With --from-db: the recording's state as of this seq [default: its last].",
+)
+@click.option(
     "--feature-gates",
     metavar="GATE=BOOL,...",
     callback=lambda _ctx, _param, value: _feature_gates(value),
@@ -223,6 +242,9 @@ def simulate_cmd(
     nodes: int,
     pods_per_node: int,
     source: Path | None,
+    from_db: str | None,
+    from_name: str,
+    from_at: int | None,
     feature_gates: dict[str, bool],
     strict: bool,
     resume: bool,
@@ -252,12 +274,23 @@ def simulate_cmd(
     Its result: placed_on_existing, added (group: nodes), removed, kept (node: reason),
     unschedulable (pod: reason), warnings.
 
+    --from-db DB starts from what `drasnap record` recorded (the recording --from-name, as of
+    seq --from-at): its objects are written once, as List files, beside the simulation's
+    database (SIMDB.from/NAME-at-SEQ/), and read as --from reads a folder.
+
     Example:
 
         drasnap simulate scale-up sim.db --pods 400 --json
     """
     groups_file = node_groups if isinstance(node_groups, Path) else None
     _refuse_what_the_scenario_does_not_take(ctx, scenario, groups_file is not None)
+    named = ctx.get_parameter_source("from_name") not in (ParameterSource.DEFAULT, None)
+    if from_db is None and (from_at is not None or named):
+        raise click.UsageError("--from-name and --from-at go with --from-db")
+    if from_db is not None:
+        if source is not None:
+            raise click.UsageError("give --from or --from-db, not both")
+        source = _recorded_state(from_db, from_name, from_at, db or DEFAULT_DB)
     extra: dict[str, Any] = {}
     if scenario == "autoscale":
         extra = {
@@ -423,3 +456,21 @@ def _hints(db: str, name: str) -> None:
         command_line("runs", db),
     ]
     click.echo(f"Look at run {name!r}:\n" + "\n".join(f"  {line}" for line in lines), err=True)
+
+
+def _recorded_state(from_db: str, name: str, at: int | None, sim_db: str) -> Path:
+    """The folder holding recording ``name``'s state at seq ``at`` (its last when None), as
+    List files beside the simulation's database; written the first time it is asked for."""
+    from drasnap.store import list_stores
+    from drasnap.tools.export_cmd import write_state
+
+    stores = {s.name: s for s in list_stores(from_db)}
+    if name not in stores:
+        known = ", ".join(sorted(stores)) or "none"
+        raise CommandError(f"{from_db} holds no recording {name!r} (its stores: {known})")
+    seq = at if at is not None else stores[name].last_seq
+    folder = Path(sim_db).resolve().parent / f"{Path(sim_db).name}.from" / f"{name}-at-{seq}"
+    if not folder.is_dir() or not any(folder.iterdir()):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        write_state(from_db, name, at, folder)
+    return folder
