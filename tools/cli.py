@@ -21,6 +21,8 @@ from drasnap.tools.errors import CommandError
 #: answer before any heavy module loads.
 COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("simulate_cmd", "Simulate a scale-up, scale-down or autoscale run, crash-safe."),
+    "sweep": ("sweep_cmd", "Run a what-if sweep: many autoscale runs, local workers or a Job."),
+    "compare": ("compare_cmd", "Compare autoscale runs (a sweep's points) in one table."),
     "runs": ("runs_cmd", "List the runs of a database, their status and results."),
     "drop": ("runs_cmd", "Remove a run and everything it holds."),
     "inspect": ("inspect_cmd", "Show what a run holds: layers, counts, claims (--at SEQ)."),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunInterrupted, ScenarioError
@@ -130,6 +131,17 @@ class RunSession:
             raise
         self._saved = True
         return outcome
+
+    def keep(self, kind: str, key: str, make: Callable[[ClusterSnapshot], Any]) -> Any:
+        """After :meth:`run` finished the run: the value under ``kind``/``key`` of its store,
+        made from the final cluster by ``make`` and kept (at depth 0, checkpointed on closing)
+        if the store does not hold it yet."""
+        assert self._store is not None and self._saved, "run the session first"
+        value = self._store.get(kind, key)
+        if value is None:
+            value = make(ClusterSnapshot(self._store, features=self.settings.feature_gates))
+            self._store.put(kind, key, value)
+        return value
 
     def _open(self) -> Store:
         """The run's store, open for writing; a fresh name taken meanwhile moves on."""
