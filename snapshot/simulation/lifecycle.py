@@ -36,7 +36,9 @@ class RunSession:
 
     ``name`` None starts a new run under a fresh name, unless ``resume``: then the newest
     unfinished run is continued (:attr:`chose_unfinished` says so). ``note`` receives the notes
-    reading the input gave (kinds skipped, ...), once.
+    reading the input gave (kinds skipped, ...), once. ``write_behind`` is the store's
+    (``"auto"``: a writer process of its own on a SQLite file; False for small runs, which the
+    process's start would cost more than it saves).
 
     Raises (on entering):
         ScenarioError: nothing to resume, no free name, or the input does not suit the run.
@@ -53,6 +55,7 @@ class RunSession:
         resume: bool = False,
         strict: bool = False,
         checkpoint_every: float = 2.0,
+        write_behind: bool | str = "auto",
         note: Callable[[str], None] = lambda _text: None,
     ) -> None:
         self.db = db
@@ -60,6 +63,7 @@ class RunSession:
         self.resume = resume
         self._strict = strict
         self._every = checkpoint_every
+        self._write_behind = write_behind
         self._note = note
         self._built: Cluster | None = None
         self._saved = False
@@ -155,7 +159,7 @@ class RunSession:
                     name=name,
                     auto_checkpoint=False,
                     checkpoint_interval=self._every,
-                    write_behind="auto",
+                    write_behind=self._write_behind,
                 )
             except StoreLockedError:
                 if not self.fresh:

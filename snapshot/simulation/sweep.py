@@ -471,7 +471,8 @@ def run_point(db: str, point: Point) -> PointResult:
     """
     started = time.monotonic()
     before = find_run(db, point.name)
-    session = RunSession(db, point.settings, name=point.name, resume=True)
+    # No writer process: a point is small, and its start would cost more than it saves.
+    session = RunSession(db, point.settings, name=point.name, resume=True, write_behind=False)
     with session:
         session.run()
         summary = session.keep(
