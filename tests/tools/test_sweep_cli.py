@@ -96,6 +96,19 @@ def test_the_job_command_runs_three_indices_against_postgres(
         assert done.stdout.startswith(f"gpu-shapes-{index}: added ")
     rows = compare_rows(fresh_postgres_url, sweep="gpu-shapes")
     assert [row["name"] for row in rows] == ["gpu-shapes-0", "gpu-shapes-7", "gpu-shapes-23"]
+    view = _invoke(
+        "query",
+        fresh_postgres_url,
+        "SELECT name, point_index, nodes_added, cost_per_hour FROM sweep_results "
+        "ORDER BY point_index",
+        "--json",
+    )
+    assert view.exit_code == 0, view.output
+    assert json.loads(view.stdout) == [
+        {k: row[k] for k in ("name", "nodes_added", "cost_per_hour")}
+        | {"point_index": row["index"]}
+        for row in rows
+    ]
     # The same as those points run here from the original files (a SQLite file).
     sweep = load_sweep(SWEEP)
     for row in rows:
