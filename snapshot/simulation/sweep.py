@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,9 @@ _TOP = {"sweep", "from", "nodeGroups", "cost", "seed", "axes", "points"}
 _GROUP_FIELDS = {"name", "minSize", "maxSize", "node", "slices", "cost"}
 #: The largest sweep: a Job has at most 100,000 completions in Indexed mode.
 MAX_POINTS = 100_000
+#: Workers start as forks of the sweep (its modules already imported: a spawned worker spent
+#: more time importing than a small point takes), where the platform has fork.
+_START_METHOD = "fork" if "fork" in get_all_start_methods() else "spawn"
 
 
 class SweepFileError(ScenarioError):
@@ -565,7 +568,7 @@ def run_sweep(
             count += 1
             report(result, count, total)
         return sorted(results, key=lambda r: r.index)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(_START_METHOD)) as pool:
         pending: dict[Future[PointResult], int] = {}
         queue = list(todo)
         while queue or pending:

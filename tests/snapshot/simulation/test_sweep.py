@@ -230,7 +230,7 @@ def _children(pid: int) -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid and b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+        if ppid == pid and b"resource_tracker" not in cmdline:
             found.append(int(entry.name))
     return found
 
