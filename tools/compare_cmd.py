@@ -24,7 +24,8 @@ COLUMNS = (
     "device_utilization",
     "cost_per_hour",
 )
-_REASON_WIDTH = 60
+_REASON_WIDTH = 80
+_NO_SCALE_UP = "pod didn't trigger scale-up: "
 
 
 @click.command(name="compare")
@@ -121,6 +122,8 @@ def _cell(column: str, value: Any) -> str:
         return ", ".join(f"{g} +{n}" for g, n in value.items()) or "-"
     if column == "main_reason" and value:
         text = " ".join(str(value).split())
+        if _NO_SCALE_UP in text:  # the part a sweep varies (the scheduler's is above it)
+            text = "no scale-up: " + text.split(_NO_SCALE_UP, 1)[1]
         return text if len(text) <= _REASON_WIDTH else text[: _REASON_WIDTH - 3] + "..."
     if column == "device_utilization" and value is not None:
         return f"{value:.2f}"
