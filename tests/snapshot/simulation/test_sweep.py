@@ -165,6 +165,7 @@ def test_a_point_is_an_autoscale_run_that_runs_lists(tmp_path: Path) -> None:
     assert (run.name, run.scenario, run.status) == ("gpu-shapes-1", "autoscale", "finished")
     assert run.settings is not None
     assert run.settings["sweep"]["variants"] == sweep.point(1).variants
+    assert run.settings_text().startswith("sweep gpu-shapes point 1 (")
     assert "--scale-down-utilization-threshold 0.8" in run.settings_text()
     again = run_point(db, sweep.point(1))  # finished: reported, not run again
     assert again.status == "finished"
