@@ -128,6 +128,9 @@ def _all(db: str, sweep: Any, workers: int, as_json: bool) -> None:
 
     click.echo(f"sweep {sweep.name}: {len(sweep)} points, {workers} worker(s), into {db}", err=True)
 
+    def skipped(count: int) -> None:
+        click.echo(f"  {count} point(s) already finished: skipped", err=True)
+
     def started(point: Any) -> None:
         click.echo(f"  start {point.name}: {_variants(point.variants)}", err=True)
 
@@ -141,7 +144,16 @@ def _all(db: str, sweep: Any, workers: int, as_json: bool) -> None:
         )
 
     try:
-        results = run_sweep(db, sweep, workers=workers, report=report, started=started)
+        results = run_sweep(
+            db, sweep, workers=workers, report=report, started=started, skipped=skipped
+        )
+    except SystemExit as stop:  # SIGINT or SIGTERM (tools.entry): each worker stops too
+        click.echo(
+            "\nStopped: run the same command again to continue (finished points are "
+            "skipped, the others continue from their last checkpoint)",
+            err=True,
+        )
+        raise stop
     except SweepFileError as exc:
         raise click.BadParameter(str(exc), param_hint="FILE") from exc
     except BrokenProcessPool as exc:

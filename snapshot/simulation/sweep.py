@@ -542,17 +542,21 @@ def run_sweep(
     workers: int,
     report: Callable[[PointResult, int, int], None] = lambda _r, _done, _total: None,
     started: Callable[[Point], None] = lambda _p: None,
+    skipped: Callable[[int], None] = lambda _count: None,
 ) -> list[PointResult]:
     """Run every point of ``sweep`` not finished in ``db``, ``workers`` at a time.
 
     ``report(result, done, total)`` is called as each point ends (``done`` counts the points
-    found finished too). Points found finished are skipped (status ``finished``).
+    found finished too). Points found finished are skipped (status ``finished``; ``skipped``
+    is told how many).
 
     Raises:
         concurrent.futures.process.BrokenProcessPool: a worker died (a rerun continues).
     """
     done_before = finished_points(db, sweep)
     todo = [i for i in range(len(sweep)) if i not in done_before]
+    if done_before:
+        skipped(len(done_before))
     check_points(sweep, todo)
     total = len(sweep)
     results = [
