@@ -39,6 +39,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -690,7 +691,8 @@ def job_manifests(
                 f"{sweep.path}: {file} is outside the sweep file's folder: a Job's ConfigMap "
                 "holds the files under it only"
             ) from exc
-        key = f"f{number:04d}-{file.name}"[:253]
+        # A ConfigMap key: letters, digits, '-', '_' and '.', at most 253 characters.
+        key = re.sub(r"[^-._a-zA-Z0-9]", "_", f"f{number:04d}-{file.name}")[:253]
         data[key] = file.read_text()
         items.append({"key": key, "path": str(relative)})
     size = sum(len(v.encode()) for v in data.values())

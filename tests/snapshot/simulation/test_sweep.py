@@ -95,6 +95,18 @@ def test_explicit_points_take_the_first_variant_of_an_axis_left_out(tmp_path: Pa
     }
 
 
+def test_feature_gates_and_thresholds_are_a_points_settings(tmp_path: Path) -> None:
+    axes = {"featureGates": ["", {"DRAPrioritizedList": False}]}
+    sweep = load_sweep(_write(tmp_path, "gates.yaml", sweep="gates", axes=axes))
+    on, off = sweep.points()
+    assert on.settings.feature_gates["DRAPrioritizedList"] is True  # 1.36's default
+    assert off.settings.feature_gates["DRAPrioritizedList"] is False
+    assert (on.variants, off.variants) == (
+        {"featureGates": "defaults"},
+        {"featureGates": "DRAPrioritizedList=false"},
+    )
+
+
 @pytest.mark.parametrize(
     ("changes", "fragment"),
     [
