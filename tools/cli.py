@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "capture": ("capture_cmd", "Capture a live cluster's DRA objects as --from files."),
     "record": ("record_cmd", "Record a live cluster's DRA history into a store (watch)."),
     "simulate": ("simulate_cmd", "Simulate a scale-up, scale-down or autoscale run, crash-safe."),
+    "sweep": ("sweep_cmd", "Run a what-if sweep: many autoscale runs, local workers or a Job."),
+    "compare": ("compare_cmd", "Compare autoscale runs (a sweep's points) in one table."),
     "runs": ("runs_cmd", "List the runs of a database, their status and results."),
     "drop": ("runs_cmd", "Remove a run and everything it holds."),
     "inspect": ("inspect_cmd", "Show what a run holds: layers, counts, claims (--at SEQ)."),

@@ -61,6 +61,9 @@ def configure(cluster: Cluster, settings: Settings) -> Cluster:
     """
     if settings.node_groups_file is not None:
         cluster.groups = _node_groups(Path(settings.node_groups_file), cluster)
+    point = settings.sweep or {}
+    if point.get("node_groups"):
+        cluster.groups = changed_groups(cluster, point["node_groups"], str(point["where"]))
     if settings.expander_priorities is not None:
         cluster.priorities = _priorities(Path(settings.expander_priorities))
     cluster.groups = [sanitized(g) for g in cluster.groups]
@@ -94,7 +97,7 @@ def _read_yaml(path: Path) -> Any:
         raise ScenarioError(f"{path}: not YAML: {' '.join(str(exc).split())}") from exc
 
 
-def _size(path: Path, name: str, entry: dict[str, Any], key: str) -> int | None:
+def _size(path: Path | str, name: str, entry: dict[str, Any], key: str) -> int | None:
     value = entry.get(key)
     if value is None:
         return None
@@ -103,11 +106,52 @@ def _size(path: Path, name: str, entry: dict[str, Any], key: str) -> int | None:
     return value
 
 
+def changed_groups(cluster: Cluster, changes: dict[str, Any], where: str) -> list[NodeGroup]:
+    """The cluster's node groups with a sweep point's changes: ``remove`` (names), ``change``
+    (entries naming a group, each field given replacing the group's), ``add`` (entries as a
+    node-group file has them). ``where`` names the variant in errors.
+
+    Raises:
+        ScenarioError: a group removed or changed that does not exist, one added twice, or an
+            entry not in a node-group file's shape.
+    """
+    groups = {g.name: g for g in cluster.groups}
+    for name in changes.get("remove") or ():
+        if name not in groups:
+            raise ScenarioError(f"{where}: remove: no node group {name!r} in the base cluster")
+        del groups[name]
+    for entry in changes.get("change") or ():
+        name = entry["name"]
+        old = groups.get(name)
+        if old is None:
+            raise ScenarioError(f"{where}: change: no node group {name!r} in the base cluster")
+        full: dict[str, Any] = {
+            "name": name,
+            "minSize": old.min_size,
+            "node": old.node,
+            "slices": old.slices,
+            **({"maxSize": old.max_size} if old.max_size is not None else {}),
+            **entry,
+        }
+        if isinstance(entry.get("node"), str) and "slices" not in entry:
+            del full["slices"]
+        (groups[name],) = _parse_groups(f"{where}: change", [full], cluster)
+    for new in _parse_groups(f"{where}: add", list(changes.get("add") or ()), cluster):
+        if new.name in groups:
+            raise ScenarioError(f"{where}: add: node group {new.name!r} exists already")
+        groups[new.name] = new
+    return list(groups.values())
+
+
 def _node_groups(path: Path, cluster: Cluster) -> list[NodeGroup]:
     data = _read_yaml(path)
     entries = data.get("nodeGroups") if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
         raise ScenarioError(f"{path}: expected nodeGroups: a list of node groups")
+    return _parse_groups(str(path), entries, cluster)
+
+
+def _parse_groups(path: str, entries: list[Any], cluster: Cluster) -> list[NodeGroup]:
     nodes = {name_of(node): (node, slices) for node, slices, _pods in cluster.nodes}
     groups: list[NodeGroup] = []
     for i, entry in enumerate(entries):
@@ -146,7 +190,7 @@ def _node_groups(path: Path, cluster: Cluster) -> list[NodeGroup]:
 
 
 def _inline_template(
-    path: Path, group: str, node: KubeObject, slices: Any
+    path: Path | str, group: str, node: KubeObject, slices: Any
 ) -> tuple[KubeObject, list[KubeObject]]:
     if not isinstance(slices, list):
         raise ScenarioError(f"{path}: node group {group!r}: slices must be a list")

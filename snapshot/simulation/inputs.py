@@ -143,7 +143,7 @@ def _generated_scale_down(s: Settings) -> Cluster:
 
 def _from_manifests(s: Settings, *, strict: bool) -> Cluster:
     assert s.source is not None
-    m = load_manifests([s.source], strict=strict)
+    m = load_manifests([s.source, *s.extra_manifests], strict=strict)
     # A claim naming a missing class, or a selector that does not compile, would otherwise
     # surface midway through the run.
     check_dra_objects(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunInterrupted, ScenarioError
@@ -35,7 +36,9 @@ class RunSession:
 
     ``name`` None starts a new run under a fresh name, unless ``resume``: then the newest
     unfinished run is continued (:attr:`chose_unfinished` says so). ``note`` receives the notes
-    reading the input gave (kinds skipped, ...), once.
+    reading the input gave (kinds skipped, ...), once. ``write_behind`` is the store's
+    (``"auto"``: a writer process of its own on a SQLite file; False for small runs, which the
+    process's start would cost more than it saves).
 
     Raises (on entering):
         ScenarioError: nothing to resume, no free name, or the input does not suit the run.
@@ -52,6 +55,7 @@ class RunSession:
         resume: bool = False,
         strict: bool = False,
         checkpoint_every: float = 2.0,
+        write_behind: bool | str = "auto",
         note: Callable[[str], None] = lambda _text: None,
     ) -> None:
         self.db = db
@@ -59,6 +63,7 @@ class RunSession:
         self.resume = resume
         self._strict = strict
         self._every = checkpoint_every
+        self._write_behind = write_behind
         self._note = note
         self._built: Cluster | None = None
         self._saved = False
@@ -131,6 +136,17 @@ class RunSession:
         self._saved = True
         return outcome
 
+    def keep(self, kind: str, key: str, make: Callable[[ClusterSnapshot], Any]) -> Any:
+        """After :meth:`run` finished the run: the value under ``kind``/``key`` of its store,
+        made from the final cluster by ``make`` and kept (at depth 0, checkpointed on closing)
+        if the store does not hold it yet."""
+        assert self._store is not None and self._saved, "run the session first"
+        value = self._store.get(kind, key)
+        if value is None:
+            value = make(ClusterSnapshot(self._store, features=self.settings.feature_gates))
+            self._store.put(kind, key, value)
+        return value
+
     def _open(self) -> Store:
         """The run's store, open for writing; a fresh name taken meanwhile moves on."""
         name = self.name
@@ -143,7 +159,7 @@ class RunSession:
                     name=name,
                     auto_checkpoint=False,
                     checkpoint_interval=self._every,
-                    write_behind="auto",
+                    write_behind=self._write_behind,
                 )
             except StoreLockedError:
                 if not self.fresh:

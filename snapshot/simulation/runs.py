@@ -56,7 +56,12 @@ class RunInfo:
         """The settings that differ from the defaults, as ``--option value`` words."""
         if self.settings is None:
             return ""
-        return shlex.join(settings_options(self.settings))
+        words = shlex.join(settings_options(self.settings))
+        point = self.settings.get("sweep")
+        if point:  # a sweep's point: its variants say what the options do not
+            variants = ", ".join(f"{a}={v}" for a, v in point["variants"].items())
+            return f"sweep {point['sweep']} point {point['index']} ({variants}) {words}"
+        return words
 
     def result_text(self) -> str:
         """The result so far in a few words (e.g. ``nodes_added 500``)."""

@@ -126,6 +126,11 @@ class Settings:
     expander_priorities: str | None = None
     node_groups_file: str | None = None
     scale_down_utilization_threshold: float = 0.5
+    # A point of a what-if sweep (snapshot.simulation.sweep) only: manifest files added to
+    # --from's, and the point (its sweep, index, variants, node-group changes and costs).
+    # Left out of the record when unset, so other runs keep their records.
+    extra_manifests: tuple[str, ...] = ()
+    sweep: dict[str, Any] | None = None
 
     @property
     def gpus(self) -> int:
@@ -223,7 +228,16 @@ class Settings:
                 del record[name]
         if record["devices"] == "flat":
             del record["devices"]
+        for name in _SWEEP_SETTINGS:
+            if not record[name]:
+                del record[name]
+        if record.get("extra_manifests"):
+            record["extra_manifests"] = list(record["extra_manifests"])
         return record
+
+
+#: The settings of a sweep's points (recorded only when set; no ``simulate`` option gives them).
+_SWEEP_SETTINGS = ("extra_manifests", "sweep")
 
 
 #: Settings whose option is not named after them.
@@ -237,7 +251,7 @@ def settings_options(record: dict[str, Any]) -> list[str]:
     defaults = Settings(scenario=str(record["scenario"])).resolved().record()
     words: list[str] = []
     for key, value in record.items():
-        if key in ("scenario", "source_digest") or value == defaults.get(key):
+        if key in ("scenario", "source_digest", *_SWEEP_SETTINGS) or value == defaults.get(key):
             continue
         if key == "feature_gates":
             changed = [

@@ -1,0 +1,132 @@
+"""``drasnap compare``: one row per autoscale run (a sweep's points, or runs named), the
+settings that differ, what each run added, left pending and removed, device utilization and
+cost (``snapshot.simulation.sweep.compare_rows``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import click
+from drasnap.tools.options import DEFAULT_DB, database, json_option
+from drasnap.tools.output import echo_json, render_table
+
+#: The columns after the settings that differ, as --sort names them.
+COLUMNS = (
+    "name",
+    "nodes_added",
+    "added",
+    "pods_pending",
+    "main_reason",
+    "nodes_removed",
+    "device_utilization",
+    "cost_per_hour",
+)
+_REASON_WIDTH = 80
+_NO_SCALE_UP = "pod didn't trigger scale-up: "
+
+
+@click.command(name="compare")
+@database
+@click.option("--sweep", metavar="S", help="The points of sweep S [default: every sweep's].")
+@click.option(
+    "--name", "names", metavar="RUN", multiple=True, help="A run to compare (repeat: one each)."
+)
+@click.option(
+    "--sort",
+    metavar="COL",
+    default="name",
+    show_default=True,
+    help=f"The column to sort by: {', '.join(COLUMNS)}, or a setting that differs.",
+)
+@json_option
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV instead of a table.")
+def compare_cmd(
+    db: str | None,
+    sweep: str | None,
+    names: tuple[str, ...],
+    sort: str,
+    as_json: bool,
+    as_csv: bool,
+) -> None:
+    """Compare autoscale runs of DB, one row per run: the settings that differ between them,
+    nodes added per node group, pods left pending (with the most common reason), nodes
+    removed, device utilization after (the mean over nodes with devices) and the cost per hour
+    of the node groups' nodes after the run (when the sweep file gives node groups a cost:).
+
+    The same rows are in the SQL view sweep_results (docs/sql.md).
+
+    Example:
+
+        drasnap compare sweep.db --sweep gpu-shapes --sort cost_per_hour
+    """
+    if sweep is not None and names:
+        raise click.UsageError("give --sweep or --name, not both")
+    if as_json and as_csv:
+        raise click.UsageError("give --json or --csv, not both")
+    from drasnap.snapshot.simulation import compare_rows, differing
+
+    rows = compare_rows(db or DEFAULT_DB, sweep=sweep, names=list(names) or None)
+    settings = differing(rows) if len(rows) > 1 else []
+    columns = [*settings, *COLUMNS]
+    if sort not in columns:
+        raise click.BadParameter(f"choose from {', '.join(columns)}", param_hint="--sort")
+    flat = [_flat(row, settings) for row in rows]
+    order = {row["name"]: (row.get("sweep") or "", row.get("index") or 0) for row in rows}
+    flat.sort(key=lambda r: _key(r[sort]) if sort != "name" else (0, order[r["name"]]))
+    if as_json:
+        echo_json({"settings": settings, "rows": flat})
+        return
+    if as_csv:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        for r in flat:
+            writer.writerow(
+                [
+                    json.dumps(r[c], sort_keys=True) if isinstance(r[c], dict) else r[c]
+                    for c in columns
+                ]
+            )
+        click.echo(out.getvalue(), nl=False)
+        return
+    table = [[_cell(c, r[c]) for c in columns] for r in flat]
+    click.echo(render_table(columns, table))
+    click.echo(f"({len(rows)} run{'s' if len(rows) != 1 else ''})", err=True)
+
+
+def _flat(row: dict[str, Any], settings: list[str]) -> dict[str, Any]:
+    out = {s: row["variants"].get(s, row["settings"].get(s)) for s in settings}
+    out.update({c: row.get(c) for c in COLUMNS})
+    return out
+
+
+def _csv(value: Any) -> Any:
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
+
+
+def _key(value: Any) -> tuple[int, Any]:
+    if value is None:
+        return (2, "")
+    if isinstance(value, int | float):
+        return (0, value)
+    if isinstance(value, dict):
+        return (1, json.dumps(value, sort_keys=True))
+    return (1, str(value))
+
+
+def _cell(column: str, value: Any) -> str:
+    if column == "added":
+        return ", ".join(f"{g} +{n}" for g, n in value.items()) or "-"
+    if column == "main_reason" and value:
+        text = " ".join(str(value).split())
+        if _NO_SCALE_UP in text:  # the part a sweep varies (the scheduler's is above it)
+            text = "no scale-up: " + text.split(_NO_SCALE_UP, 1)[1]
+        return text if len(text) <= _REASON_WIDTH else text[: _REASON_WIDTH - 3] + "..."
+    if column == "device_utilization" and value is not None:
+        return f"{value:.2f}"
+    if column == "cost_per_hour" and value is not None:
+        return f"{value:.2f}"
+    return "" if value is None else str(value)
