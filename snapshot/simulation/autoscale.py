@@ -544,8 +544,16 @@ def _simulate_scale_down(
     existing = set(plan["candidates"])
     kept: dict[str, str] = {}
     unneeded: list[dict[str, Any]] = []
+
+    # Empty candidates first (processors/scaledowncandidates/emptycandidates: nothing to move
+    # and nothing blocking), then the rest; by name within each (CA's order: the lister's).
+    def is_empty(node: str) -> bool:
+        pods = drain(sim.cluster.pods_on_node(node), **rules)
+        return pods.blocked is None and not pods.move
+
+    order = sorted(plan["candidates"], key=lambda node: not is_empty(node))
     sim.fork("simulate scale-down")
-    for node in plan["candidates"]:
+    for node in order:
         reason = eligible[node]
         if reason is None and len(unneeded) >= limit:
             reason = (
