@@ -160,7 +160,8 @@ def _ca_flag_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "--expander",
     default="least-waste",
     show_default=True,
-    help="autoscale: how a node group is chosen: least-waste, most-pods, priority, random "
+    help="autoscale: how a node group is chosen: least-waste, most-pods, least-nodes, priority, "
+    "random "
     "(the run's seed), or a comma-separated chain, as the cluster-autoscaler's --expander.",
 )
 @click.option(

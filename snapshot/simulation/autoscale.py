@@ -1,41 +1,43 @@
 """Autoscale: what one cluster-autoscaler loop (``StaticAutoscaler.RunOnce``) decides for the
-cluster of ``--from``.
+cluster of ``--from``, by the cluster-autoscaler's code (README's table gives each source path).
 
-1. Pending pods (pods without ``spec.nodeName``), highest ``spec.priority`` first, are placed
-   on the existing nodes where they fit (first fit, nodes by name): upstream's
-   ``FilterOutSchedulable`` pod-list processor. Those that fit no node keep the scheduler's
-   answer (``0/N nodes are available: ...``).
-2. For each node group, the binpacking estimator (:mod:`snapshot.autoscaler.estimator`) places
+0. Pending pods (no ``spec.nodeName``) of a priority under ``--expendable-pods-priority-cutoff``
+   are ignored, and so are pods nominated to a node (warned about). The rest, highest
+   ``spec.priority`` first, are packed on the existing nodes: each on the first node that fits,
+   starting one past the node that took the previous pod (filterOutSchedulableByPacking through
+   RunFiltersUntilPassingNode and lastIndexOrderMapping; nodes by name, one of CA's orders).
+   Those that fit no node keep the scheduler's answer (``0/N nodes are available: ...``).
+1. For each node group, the binpacking estimator (:mod:`snapshot.autoscaler.estimator`) places
    the rest on new nodes from the group's template, in a fork that is reverted, adding at most
-   ``maxSize`` minus the group's current size (and upstream's ``--max-nodes-per-scaleup``,
-   1,000). A group at its maximum is skipped (``max node group size reached``).
-3. The expander chain (``--expander``, :mod:`snapshot.autoscaler.expanders`) chooses among the
+   ``maxSize`` minus the group's current size and ``--max-nodes-per-scaleup``. A group at its
+   maximum is skipped (``max node group size reached``).
+2. The expander chain (``--expander``, :mod:`snapshot.autoscaler.expanders`) chooses among the
    groups that place some pod; that group's expansion is applied (fork, estimate, commit).
    A pod left pending gets its reason: the scheduler's answer, then ``pod didn't trigger
-   scale-up: ...`` with each group's reason counted, as the cluster-autoscaler's
-   NotTriggerScaleUp event says it.
-4. Scale-down, for each node that existed, by name: a node outside any node group, in a group at
-   its ``minSize``, or whose utilization (:mod:`snapshot.autoscaler.utilization`) is not under
-   ``--scale-down-utilization-threshold`` is kept with that reason; so is a node with a pod
-   that upstream's drain rules do not evict (:mod:`snapshot.autoscaler.drain`: no controller,
-   kube-system, ``safe-to-evict: "false"``, local storage). Otherwise its pods (DaemonSet and
-   mirror pods aside: they go with the node) are taken off, the node removed, and each pod
-   placed on the remaining nodes in a fork: Commit if all fit, else Revert and keep the node,
-   naming the pod that could not move (``simulator/cluster.go``'s RemovalSimulator).
+   scale-up: ...`` with each group's reason counted, as the NotTriggerScaleUp event says it.
+3. Scale-down, simulated in one fork that is reverted: every candidate's utilization is
+   measured first (a node at exactly ``--scale-down-utilization-threshold`` is a candidate);
+   then, empty candidates first, each removal is simulated: its pods (drain rules,
+   :mod:`snapshot.autoscaler.drain`, with CA's ``--skip-nodes-with-*`` flags) placed on the
+   other nodes round robin, a success persisting for the next candidates. Of the unneeded
+   nodes, empty ones first, those that keep their group above ``minSize`` are deleted within
+   ``--max-scale-down-parallelism`` and ``--max-drain-parallelism``.
+4. The deletions are applied: each chosen node removed, its pods where the simulation put them.
 
 Not modelled, said in the README: the waiting times (``--scale-down-unneeded-time``,
-``--scale-down-delay-after-add``: a real loop that scales up removes nothing; a warning says
-so), PodDisruptionBudgets, balancing similar groups.
+``--scale-down-delay-after-add``), PodDisruptionBudgets, balancing similar groups, unready
+nodes (warned about), resource limits.
 
 Steps (each ends at depth 0 with the run record): 0 places on existing nodes; 1..G estimate
-group i; G+1 applies the expander's choice; then one per scale-down candidate. The run record
-holds only counts (it is rewritten at every step); each decision is written once, at depth 0,
-under ``AutoscaleDecision``: ``pod/<ns>/<name>`` (the existing node it went to, or the
-scheduler's answer; the new node, or why it stays pending), ``estimate/<group>`` (nodes, pods
-placed, each other pod's reason), ``scale-up`` (the group chosen, nodes added), ``node/<name>``
-(removed, or the reason it is kept) and ``warnings``. :func:`decisions` reads them back, for
-the result and for ``drasnap inspect``. Pending pods and node groups are kept as scale-up keeps
-them (``PendingPod``, ``NodeGroup``).
+group i; G+1 applies the expander's choice; G+2 simulates the scale-down; G+3 applies it. The
+run record holds only counts (it is rewritten at every step); each decision is written once,
+at depth 0, under ``AutoscaleDecision``: ``pod/<ns>/<name>`` (the existing node it went to, or
+the scheduler's answer; the new node, or why it stays pending), ``estimate/<group>`` (nodes,
+pods placed, each other pod's reason), ``scale-up`` (the group chosen, nodes added),
+``scale-down`` (the unneeded nodes, where their pods go, the nodes deleted), ``node/<name>``
+(removed, or the reason it is kept), ``ignored``, ``cursor`` and ``warnings``.
+:func:`decisions` reads them back, for the result and for ``drasnap inspect``. Pending pods and
+node groups are kept as scale-up keeps them (``PendingPod``, ``NodeGroup``).
 """
 
 from __future__ import annotations
