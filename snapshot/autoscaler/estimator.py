@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from math import ceil
 
 import orjson
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
@@ -88,9 +87,9 @@ def container_requests(pod: KubeObject) -> tuple[int, int]:
     for container in (pod.get("spec") or {}).get("containers") or ():
         requests = (container.get("resources") or {}).get("requests") or {}
         if "cpu" in requests:
-            cpu += ceil(Quantity.parse(str(requests["cpu"])).value * 1000)
+            cpu += Quantity.parse(str(requests["cpu"])).milli_value()
         if "memory" in requests:
-            memory += ceil(Quantity.parse(str(requests["memory"])).value)
+            memory += Quantity.parse(str(requests["memory"])).rounded_up()
     return cpu, memory
 
 

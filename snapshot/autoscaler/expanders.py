@@ -47,8 +47,8 @@ def _capacity(node: KubeObject) -> tuple[int, int]:
     cpu = capacity.get("cpu")
     memory = capacity.get("memory")
     return (
-        int(Quantity.parse(str(cpu)).value * 1000) if cpu is not None else alloc.cpu,
-        int(Quantity.parse(str(memory)).value) if memory is not None else alloc.memory,
+        Quantity.parse(str(cpu)).milli_value() if cpu is not None else alloc.cpu,
+        Quantity.parse(str(memory)).rounded_up() if memory is not None else alloc.memory,
     )
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from math import ceil
 from typing import Any
 
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
@@ -132,7 +131,7 @@ def _current_generation(pool: str, slices: list[KubeObject]) -> list[KubeObject]
 
 def _value(counter: Any) -> int:
     """A counter's value as ``Quantity.Value()`` (rounded up to an integer)."""
-    return ceil(Quantity.parse(str((counter or {}).get("value", "0"))).value)
+    return Quantity.parse(str((counter or {}).get("value", "0"))).rounded_up()
 
 
 def pool_utilization(slices: list[KubeObject], allocated: set[str]) -> float:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from math import ceil
 from typing import Any
 
 from drasnap.snapshot.errors import NotFoundError, ObjectValidationError
@@ -66,8 +65,8 @@ class Resources:
 
 @lru_cache(maxsize=4096)
 def _quantity(text: str, milli: bool) -> int:
-    value = Quantity.parse(text).value
-    return ceil(value * 1000) if milli else ceil(value)
+    quantity = Quantity.parse(text)
+    return quantity.milli_value() if milli else quantity.rounded_up()
 
 
 def _requests(resources: Mapping[str, Any] | None) -> Resources:

@@ -163,6 +163,23 @@ class Quantity:
     def as_approximate_float(self) -> float:
         return float(self.value)
 
+    def rounded_up(self) -> int:
+        """The value rounded up to an integer, as ``Quantity.Value()``.
+
+        >>> Quantity.parse("1.5").rounded_up(), Quantity.parse("1Ki").rounded_up()
+        (2, 1024)
+        """
+        return ceil(self.value)
+
+    def milli_value(self) -> int:
+        """The value in thousandths, rounded up, as ``Quantity.MilliValue()`` (cpu in
+        millicores).
+
+        >>> Quantity.parse("250m").milli_value(), Quantity.parse("1.0001m").milli_value()
+        (250, 2)
+        """
+        return ceil(self.value * 1000)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Quantity):
             return NotImplemented
