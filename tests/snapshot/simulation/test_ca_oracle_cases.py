@@ -37,8 +37,9 @@ ORDER_GROUP = (
     "compares differ and another group (or size) is chosen than in CA's 8 runs"
 )
 TIE_POD = (
-    "two pods with claims of their own fit one new node: CA's estimator took job0-0 (its pod "
-    "orderer breaks the tie), drasnap job0-1"
+    "two pods alike but for their own claims compete for the one free GPU of the existing "
+    "node ng1-gpu-0: CA packed job0-1 there in all 8 runs and scaled up for job0-0; drasnap, "
+    "taking pods of one priority by name, packs job0-0"
 )
 
 #: case -> (aspects where drasnap's decision is none of CA's outcomes, why)
