@@ -43,7 +43,7 @@ CA_FLAGS: dict[str, tuple[int | bool, str]] = {
         10,
         "at most this many nodes deleted in one loop (empty and drained together)",
     ),
-    "max_drain_parallelism": (1, "at most this many of them need draining"),
+    "max_drain_parallelism": (1, "at most this many of a loop's deletions drain pods"),
     "expendable_pods_priority_cutoff": (
         -10,
         "pods of a priority under this are ignored: they trigger no scale-up and keep no node",
