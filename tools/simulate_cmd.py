@@ -30,7 +30,7 @@ from drasnap.snapshot import (
     parse_feature_gates,
     resolve_feature_gates,
 )
-from drasnap.snapshot.simulation import DEVICES, LIMITS, Settings, refused_settings
+from drasnap.snapshot.simulation import CA_FLAGS, DEVICES, LIMITS, Settings, refused_settings
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import DEFAULT_DB, database, json_option, name_option_with, seed_option
 from drasnap.tools.output import command_line, echo_json
@@ -118,6 +118,21 @@ _LIMITS_HELP = ", ".join(
 )
 
 
+def _ca_flag_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """One option per cluster-autoscaler flag autoscale takes (CA_FLAGS: CA's names and
+    defaults; a boolean is given as CA's are, ``--skip-nodes-with-system-pods=false``)."""
+    for name, (default, what) in reversed(CA_FLAGS.items()):
+        command = click.option(
+            f"--{name.replace('_', '-')}",
+            name,
+            type=type(default),
+            default=default,
+            show_default=True,
+            help=f"autoscale, the cluster-autoscaler's flag: {what}.",
+        )(command)
+    return command
+
+
 @click.command(name="simulate", epilog=f"Limits: {_LIMITS_HELP}.")
 @click.argument("scenario", metavar="SCENARIO")
 @database
@@ -146,7 +161,8 @@ _LIMITS_HELP = ", ".join(
     "--expander",
     default="least-waste",
     show_default=True,
-    help="autoscale: how a node group is chosen: least-waste, most-pods, priority, random "
+    help="autoscale: how a node group is chosen: least-waste, most-pods, least-nodes, priority, "
+    "random "
     "(the run's seed), or a comma-separated chain, as the cluster-autoscaler's --expander.",
 )
 @click.option(
@@ -224,10 +240,12 @@ _LIMITS_HELP = ", ".join(
     callback=_checkpoint_every,
     help="Seconds of work between checkpoints (taken only between steps; 0: every step).",
 )
+@_ca_flag_options
 @json_option
 @click.pass_context
 def simulate_cmd(
     ctx: click.Context,
+    /,
     scenario: str,
     db: str | None,
     name: str | None,
@@ -250,6 +268,7 @@ def simulate_cmd(
     resume: bool,
     checkpoint_every: float,
     as_json: bool,
+    **ca_flags: Any,
 ) -> None:
     """Simulate SCENARIO (scale-up, scale-down or autoscale) into a database, journal on.
 
@@ -300,6 +319,7 @@ def simulate_cmd(
             else None,
             "node_groups_file": str(groups_file.resolve()) if groups_file else None,
             "scale_down_utilization_threshold": scale_down_utilization_threshold,
+            **ca_flags,
         }
     settings = Settings(
         scenario=scenario,

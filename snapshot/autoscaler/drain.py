@@ -18,7 +18,7 @@ decides wins:
 - any other pod must move.
 
 Not modelled: long-terminating pods (upstream needs the current time; such pods count as
-running), PodDisruptionBudgets, custom-controller checks.
+running), PodDisruptionBudgets, whether a pod's controller exists.
 """
 
 from __future__ import annotations
@@ -87,22 +87,43 @@ def _local_storage(pod: KubeObject) -> bool:
     return False
 
 
-def _blocking(pod: KubeObject) -> str | None:
+#: The controllers CA's replicated rule knows (``simulator/drainability/rules/replicated``).
+KNOWN_CONTROLLERS = frozenset(
+    {"ReplicationController", "DaemonSet", "Job", "ReplicaSet", "StatefulSet"}
+)
+
+
+def _blocking(
+    pod: KubeObject, system_pods: bool, local_storage: bool, custom_controllers: bool
+) -> str | None:
     """Upstream's blocking rules, in order: the message of the first that blocks."""
     namespace, name = namespace_or_default(pod), name_of(pod)
-    if _controller(pod) is None:
+    controller = _controller(pod)
+    if controller is None:
         return f"{namespace}/{name} is not replicated"
-    if namespace == "kube-system":
+    if custom_controllers and controller.get("kind") not in KNOWN_CONTROLLERS:
+        return f"{namespace}/{name} is not replicated (controller kind {controller.get('kind')})"
+    if system_pods and namespace == "kube-system":
         return f"non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: {name}"
     if _annotations(pod).get(SAFE_TO_EVICT) == "false":
         return f"pod annotated as not safe to evict present: {name}"
-    if _local_storage(pod):
+    if local_storage and _local_storage(pod):
         return f"pod with local storage present: {name}"
     return None
 
 
-def drain(pods: Iterable[KubeObject]) -> Drain:
-    """Sort the pods of a node (module docstring); stops at the first blocking pod."""
+def drain(
+    pods: Iterable[KubeObject],
+    *,
+    skip_nodes_with_system_pods: bool = True,
+    skip_nodes_with_local_storage: bool = True,
+    skip_nodes_with_custom_controller_pods: bool = True,
+) -> Drain:
+    """Sort the pods of a node (module docstring); stops at the first blocking pod. The
+    flags are CA's (``--skip-nodes-with-system-pods``, ``--skip-nodes-with-local-storage``,
+    ``--skip-nodes-with-custom-controller-pods``): false, such pods move instead of blocking.
+    A controller of a kind CA knows is taken to exist (CA looks it up; drasnap reads no
+    controllers)."""
     result = Drain()
     for pod in pods:
         annotations = _annotations(pod)
@@ -112,7 +133,12 @@ def drain(pods: Iterable[KubeObject]) -> Drain:
         if annotations.get(SAFE_TO_EVICT) == "true" or _terminal(pod):
             result.move.append(pod)
             continue
-        message = _blocking(pod)
+        message = _blocking(
+            pod,
+            skip_nodes_with_system_pods,
+            skip_nodes_with_local_storage,
+            skip_nodes_with_custom_controller_pods,
+        )
         if message is not None:
             result.blocked = (key_of(pod), message)
             return result

@@ -30,7 +30,14 @@ from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.k8s.quantity import int_value, milli_value
 from drasnap.snapshot.scheduling import node_allocatable_requests
 
-__all__ = ["Estimate", "container_requests", "equivalence_groups", "estimate", "order_groups"]
+__all__ = [
+    "Estimate",
+    "container_requests",
+    "equivalence_groups",
+    "estimate",
+    "order_groups",
+    "pod_signature",
+]
 
 NewNode = Callable[[int], tuple[KubeObject, list[KubeObject]]]
 """Makes the i-th new node of the group (counted from 0): the node and its local slices."""
@@ -51,19 +58,24 @@ def _controller_uid(pod: KubeObject) -> str | None:
     return None
 
 
+def pod_signature(pod: KubeObject) -> bytes:
+    """What decides where a pod fits, the same for pods alike: its namespace, labels and spec
+    (``nodeName`` aside), as ``core/scaleup/equivalence`` compares them."""
+    meta = pod.get("metadata") or {}
+    spec = dict(pod.get("spec") or {})
+    spec.pop("nodeName", None)
+    return orjson.dumps(
+        [meta.get("namespace"), meta.get("labels") or {}, spec], option=orjson.OPT_SORT_KEYS
+    )
+
+
 def equivalence_groups(pods: Sequence[KubeObject]) -> list[list[KubeObject]]:
-    """Pods of one controller with equal labels and spec (``nodeName`` aside) form a group;
-    groups keep the order of their first pod."""
+    """Pods of one controller with the same :func:`pod_signature` form a group; groups keep
+    the order of their first pod."""
     groups: dict[object, list[KubeObject]] = {}
     for i, pod in enumerate(pods):
         uid = _controller_uid(pod)
-        if uid is None:
-            groups[("single", i)] = [pod]
-            continue
-        spec = dict(pod.get("spec") or {})
-        spec.pop("nodeName", None)
-        labels = (pod.get("metadata") or {}).get("labels") or {}
-        key = (uid, orjson.dumps([labels, spec], option=orjson.OPT_SORT_KEYS))
+        key = ("single", i) if uid is None else (uid, pod_signature(pod))
         groups.setdefault(key, []).append(pod)
     return list(groups.values())
 

@@ -9,6 +9,7 @@ repeatable.
   upstream; allocatable when a node states no capacity) times the node count, minus the option
   pods' container requests, as fractions; their sum is the waste; the least wins (ties kept).
 - ``most-pods``: the options placing the most pods.
+- ``least-nodes``: the options adding the fewest nodes (``expander/leastnodes``).
 - ``priority``: the options whose group name matches a regular expression (searched, not
   anchored, as Go's ``FindStringIndex``) of the highest priority; none matching: all options.
 - ``random``: one option, drawn.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from drasnap.snapshot.autoscaler.estimator import container_requests
@@ -26,9 +27,7 @@ from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.k8s.quantity import quantity_value
 from drasnap.snapshot.scheduling import node_allocatable_requests
 
-__all__ = ["EXPANDERS", "Option", "choose", "waste"]
-
-EXPANDERS = ("least-waste", "most-pods", "priority", "random")
+__all__ = ["EXPANDERS", "STRATEGIES", "Option", "choose", "waste"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +97,24 @@ def _priority(options: list[Option], priorities: Mapping[int, Sequence[str]]) ->
     return best or options
 
 
+def _least_nodes(options: list[Option]) -> list[Option]:
+    fewest = min(o.node_count for o in options)
+    return [o for o in options if o.node_count == fewest]
+
+
+Strategy = Callable[[list[Option], random.Random, Mapping[int, Sequence[str]]], list[Option]]
+
+#: Each expander by its ``--expander`` name: the options it keeps.
+STRATEGIES: dict[str, Strategy] = {
+    "least-waste": lambda options, _rng, _prio: _least_waste(options),
+    "most-pods": lambda options, _rng, _prio: _most_pods(options),
+    "least-nodes": lambda options, _rng, _prio: _least_nodes(options),
+    "priority": lambda options, _rng, prio: _priority(options, prio),
+    "random": lambda options, rng, _prio: [rng.choice(options)],
+}
+EXPANDERS = tuple(STRATEGIES)
+
+
 def choose(
     options: Sequence[Option],
     expanders: Sequence[str],
@@ -109,16 +126,7 @@ def choose(
     for name in expanders:
         if len(remaining) <= 1:
             break
-        if name == "least-waste":
-            remaining = _least_waste(remaining)
-        elif name == "most-pods":
-            remaining = _most_pods(remaining)
-        elif name == "priority":
-            remaining = _priority(remaining, priorities or {})
-        elif name == "random":
-            remaining = [rng.choice(remaining)]
-        else:
-            raise ValueError(f"unknown expander {name!r}")
+        remaining = STRATEGIES[name](remaining, rng, priorities or {})
     if not remaining:
         return None
     return remaining[0] if len(remaining) == 1 else rng.choice(remaining)

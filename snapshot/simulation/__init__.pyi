@@ -10,6 +10,7 @@ from .record import Outcome
 from .runner import prepare, simulate
 from .runs import RunInfo, choose_store, find_run, fresh_name, list_runs, newest_unfinished
 from .settings import (
+    CA_FLAGS,
     DEVICES,
     LIMITS,
     SCENARIOS,
@@ -34,6 +35,7 @@ from .sweep import (
 )
 
 __all__ = [
+    "CA_FLAGS",
     "DEVICES",
     "LIMITS",
     "PLAN_KEY",

@@ -1,41 +1,43 @@
 """Autoscale: what one cluster-autoscaler loop (``StaticAutoscaler.RunOnce``) decides for the
-cluster of ``--from``.
+cluster of ``--from``, by the cluster-autoscaler's code (README's table gives each source path).
 
-1. Pending pods (pods without ``spec.nodeName``), highest ``spec.priority`` first, are placed
-   on the existing nodes where they fit (first fit, nodes by name): upstream's
-   ``FilterOutSchedulable`` pod-list processor. Those that fit no node keep the scheduler's
-   answer (``0/N nodes are available: ...``).
-2. For each node group, the binpacking estimator (:mod:`snapshot.autoscaler.estimator`) places
+0. Pending pods (no ``spec.nodeName``) of a priority under ``--expendable-pods-priority-cutoff``
+   are ignored, and so are pods nominated to a node (warned about). The rest, highest
+   ``spec.priority`` first, are packed on the existing nodes: each on the first node that fits,
+   starting one past the node that took the previous pod (filterOutSchedulableByPacking through
+   RunFiltersUntilPassingNode and lastIndexOrderMapping; nodes by name, one of CA's orders).
+   Those that fit no node keep the scheduler's answer (``0/N nodes are available: ...``).
+1. For each node group, the binpacking estimator (:mod:`snapshot.autoscaler.estimator`) places
    the rest on new nodes from the group's template, in a fork that is reverted, adding at most
-   ``maxSize`` minus the group's current size (and upstream's ``--max-nodes-per-scaleup``,
-   1,000). A group at its maximum is skipped (``max node group size reached``).
-3. The expander chain (``--expander``, :mod:`snapshot.autoscaler.expanders`) chooses among the
+   ``maxSize`` minus the group's current size and ``--max-nodes-per-scaleup``. A group at its
+   maximum is skipped (``max node group size reached``).
+2. The expander chain (``--expander``, :mod:`snapshot.autoscaler.expanders`) chooses among the
    groups that place some pod; that group's expansion is applied (fork, estimate, commit).
    A pod left pending gets its reason: the scheduler's answer, then ``pod didn't trigger
-   scale-up: ...`` with each group's reason counted, as the cluster-autoscaler's
-   NotTriggerScaleUp event says it.
-4. Scale-down, for each node that existed, by name: a node outside any node group, in a group at
-   its ``minSize``, or whose utilization (:mod:`snapshot.autoscaler.utilization`) is not under
-   ``--scale-down-utilization-threshold`` is kept with that reason; so is a node with a pod
-   that upstream's drain rules do not evict (:mod:`snapshot.autoscaler.drain`: no controller,
-   kube-system, ``safe-to-evict: "false"``, local storage). Otherwise its pods (DaemonSet and
-   mirror pods aside: they go with the node) are taken off, the node removed, and each pod
-   placed on the remaining nodes in a fork: Commit if all fit, else Revert and keep the node,
-   naming the pod that could not move (``simulator/cluster.go``'s RemovalSimulator).
+   scale-up: ...`` with each group's reason counted, as the NotTriggerScaleUp event says it.
+3. Scale-down, simulated in one fork that is reverted: every candidate's utilization is
+   measured first (a node at exactly ``--scale-down-utilization-threshold`` is a candidate);
+   then, empty candidates first, each removal is simulated: its pods (drain rules,
+   :mod:`snapshot.autoscaler.drain`, with CA's ``--skip-nodes-with-*`` flags) placed on the
+   other nodes round robin, a success persisting for the next candidates. Of the unneeded
+   nodes, empty ones first, those that keep their group above ``minSize`` are deleted within
+   ``--max-scale-down-parallelism`` and ``--max-drain-parallelism``.
+4. The deletions are applied: each chosen node removed, its pods where the simulation put them.
 
 Not modelled, said in the README: the waiting times (``--scale-down-unneeded-time``,
-``--scale-down-delay-after-add``: a real loop that scales up removes nothing; a warning says
-so), PodDisruptionBudgets, balancing similar groups.
+``--scale-down-delay-after-add``), PodDisruptionBudgets, balancing similar groups, unready
+nodes (warned about), resource limits.
 
 Steps (each ends at depth 0 with the run record): 0 places on existing nodes; 1..G estimate
-group i; G+1 applies the expander's choice; then one per scale-down candidate. The run record
-holds only counts (it is rewritten at every step); each decision is written once, at depth 0,
-under ``AutoscaleDecision``: ``pod/<ns>/<name>`` (the existing node it went to, or the
-scheduler's answer; the new node, or why it stays pending), ``estimate/<group>`` (nodes, pods
-placed, each other pod's reason), ``scale-up`` (the group chosen, nodes added), ``node/<name>``
-(removed, or the reason it is kept) and ``warnings``. :func:`decisions` reads them back, for
-the result and for ``drasnap inspect``. Pending pods and node groups are kept as scale-up keeps
-them (``PendingPod``, ``NodeGroup``).
+group i; G+1 applies the expander's choice; G+2 simulates the scale-down; G+3 applies it. The
+run record holds only counts (it is rewritten at every step); each decision is written once,
+at depth 0, under ``AutoscaleDecision``: ``pod/<ns>/<name>`` (the existing node it went to, or
+the scheduler's answer; the new node, or why it stays pending), ``estimate/<group>`` (nodes,
+pods placed, each other pod's reason), ``scale-up`` (the group chosen, nodes added),
+``scale-down`` (the unneeded nodes, where their pods go, the nodes deleted), ``node/<name>``
+(removed, or the reason it is kept), ``ignored``, ``cursor`` and ``warnings``.
+:func:`decisions` reads them back, for the result and for ``drasnap inspect``. Pending pods and
+node groups are kept as scale-up keeps them (``PendingPod``, ``NodeGroup``).
 """
 
 from __future__ import annotations
@@ -46,13 +48,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import orjson
 from drasnap.snapshot.autoscaler.drain import drain, is_daemonset_pod
 from drasnap.snapshot.autoscaler.estimator import (
     Estimate,
     equivalence_groups,
     estimate,
     order_groups,
+    pod_signature,
 )
 from drasnap.snapshot.autoscaler.expanders import Option, choose
 from drasnap.snapshot.autoscaler.utilization import UtilizationError, node_utilization
@@ -70,22 +72,55 @@ from drasnap.snapshot.simulation.scale_up import GROUP_KIND, PENDING_KIND
 
 DECISION_KIND = "AutoscaleDecision"  # keys: pod/<ns>/<name>, estimate/<group>, node/<name>
 SCALE_UP_KEY = "scale-up"
+SCALE_DOWN_KEY = "scale-down"  # the unneeded nodes, where their pods go, the nodes deleted
+IGNORED_KEY = "ignored"  # pending pods CA leaves out: expendable, nominated
+CURSOR_KEY = "cursor"  # the last node a pod went to (CA's lastIndexOrderMapping)
+TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler"
 WARNINGS_KEY = "warnings"
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
-MAX_NODES_PER_SCALEUP = 1000  # upstream's --max-nodes-per-scaleup default
 MAX_SIZE_REACHED = "max node group size reached"
 
 
-def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
+def setup(sim: Sim, cluster: Cluster, settings: dict[str, Any]) -> dict[str, Any]:
     """Write the starting state; returns what the plan record holds."""
-    # Upstream sorts pending pods by priority, highest first (a stable sort).
-    pending = sorted(
-        cluster.pending, key=lambda p: -int((p.get("spec") or {}).get("priority") or 0)
-    )
+    cutoff = int(settings.get("expendable_pods_priority_cutoff", -10))
+    warnings: list[str] = []
+    pending, ignored = [], {}
+    for pod in cluster.pending:
+        priority = int((pod.get("spec") or {}).get("priority") or 0)
+        nominated = (pod.get("status") or {}).get("nominatedNodeName")
+        if priority < cutoff:
+            # core/utils FilterOutExpendablePods: neither helped nor counted
+            ignored[key_of(pod)] = (
+                f"expendable: priority {priority} is under --expendable-pods-priority-cutoff "
+                f"{cutoff}"
+            )
+        elif nominated:
+            ignored[key_of(pod)] = f"nominated to node {nominated}"
+            warnings.append(
+                f"pod {key_of(pod)} is nominated to node {nominated} (it waits for a "
+                "preemption): the cluster-autoscaler counts it on that node, drasnap does "
+                "not model preemption and leaves it out"
+            )
+        else:
+            pending.append(pod)
+    # Upstream sorts pending pods by priority, highest first (sort.Slice: equal priorities in
+    # no set order; here a stable sort, one order CA can take).
+    pending.sort(key=lambda p: -int((p.get("spec") or {}).get("priority") or 0))
     for pod in pending:
         sim.store.put(PENDING_KIND, key_of(pod), pod)
+    for node, _slices, _pods in cluster.nodes:
+        conditions = (node.get("status") or {}).get("conditions") or ()
+        ready = next((c for c in conditions if c.get("type") == "Ready"), None)
+        if ready is not None and ready.get("status") != "True":
+            warnings.append(
+                f"node {name_of(node)} is not Ready: the cluster-autoscaler counts it as "
+                "unready (upcoming or broken, --scale-down-unready-time); drasnap treats it "
+                "as ready"
+            )
+    sim.store.put(DECISION_KIND, IGNORED_KEY, ignored)
     # What the scheduler's filters do not check, for every pod of the run, pending or bound.
-    warnings = [w for p in pending for w in pod_warnings(p)]
+    warnings += [w for p in pending for w in pod_warnings(p)]
     for _node, _slices, bound in cluster.nodes:
         warnings += [w for p in bound for w in pod_warnings(p)]
     pods_of = {name_of(node): pods for node, _slices, pods in cluster.nodes}
@@ -156,8 +191,11 @@ def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
         elif step == count + 1:
             results = _scale_up(sim, plan, groups, results)
             detail = f"added {sum(results['added'].values()):,} nodes"
+        elif step == count + 2:
+            results = _simulate_scale_down(sim, plan, groups, results)
+            detail = "scale-down simulated"
         else:
-            results = _scale_down(sim, plan, groups, plan["candidates"][step - count - 2], results)
+            results = _apply_scale_down(sim, plan, results)
             detail = f"{results['removed']:,} nodes removed"
         sim.advance(step + 1, detail)
         sim.save(step + 1, results, done=step + 1 == total)
@@ -197,6 +235,10 @@ def decisions(store: _Reader, plan: dict[str, Any]) -> dict[str, Any]:
         "removed_by_group": removed_by_group,
         "kept": {n: d["reason"] for n, d in nodes if d is not None and not d["removed"]},
         "unschedulable": {k: d["unschedulable"] for k, d in pods if d and d.get("unschedulable")},
+        "ignored": dict(store.get(DECISION_KIND, IGNORED_KEY) or {}),
+        "unneeded": [
+            u["node"] for u in (store.get(DECISION_KIND, SCALE_DOWN_KEY) or {}).get("unneeded", ())
+        ],
         "warnings": list(store.get(DECISION_KIND, WARNINGS_KEY) or ()),
         "pending": sorted(store.items(PENDING_KIND)),
     }
@@ -227,10 +269,14 @@ def _pending(sim: Sim, plan: dict[str, Any]) -> list[KubeObject]:
 
 
 def _place_on_existing(sim: Sim, plan: dict[str, Any]) -> int:
-    """Place what fits on the existing nodes; returns how many pods were placed."""
+    """Place what fits on the existing nodes (``core/podlistprocessor/filter_out_schedulable.go``,
+    filterOutSchedulableByPacking): pods by priority, highest first, each on the first node
+    that fits starting one past the node that took the previous pod (:func:`_round_robin`).
+    Returns how many pods were placed."""
     cs = sim.cluster
     existing = cs.node_names()
     pending = _pending(sim, plan)
+    cursor = int(sim.store.get(DECISION_KIND, CURSOR_KEY) or 0)
     if not pending:
         return 0
     found: dict[str, dict[str, Any]] = {}
@@ -239,32 +285,23 @@ def _place_on_existing(sim: Sim, plan: dict[str, Any]) -> int:
     answers: dict[bytes, str] = {}
     sim.fork("place pending pods on existing nodes")
     for pod in pending:
-        where = cs.schedule_pod_anywhere(pod, existing)
+        where, cursor = _round_robin(cs, pod, existing, cursor)
         why = None
         if where is not None:
             answers.clear()
         else:
-            alike = _signature(pod)
+            alike = pod_signature(pod)
             why = answers.get(alike)
             if why is None:
                 why = answers[alike] = _why(cs, pod, existing)
         found[key_of(pod)] = {"existing": where, "why": why}
     sim.commit()
+    sim.store.put(DECISION_KIND, CURSOR_KEY, cursor)
     for key, decision in found.items():
         sim.store.put(DECISION_KIND, f"pod/{key}", decision)
         if decision["existing"] is not None:
             sim.store.delete(PENDING_KIND, key)
     return sum(1 for d in found.values() if d["existing"] is not None)
-
-
-def _signature(pod: KubeObject) -> bytes:
-    """What decides where a pod fits: its namespace, labels and spec (not its name)."""
-    meta = pod.get("metadata") or {}
-    spec = dict(pod.get("spec") or {})
-    spec.pop("nodeName", None)
-    return orjson.dumps(
-        [meta.get("namespace"), meta.get("labels"), spec], option=orjson.OPT_SORT_KEYS
-    )
 
 
 def fit_error(cs: ClusterSnapshot, pod: KubeObject, nodes: Sequence[str]) -> FitError | None:
@@ -294,9 +331,10 @@ def _group_size(plan: dict[str, Any], results: dict[str, Any], group: str) -> in
 
 
 def _limit(plan: dict[str, Any], results: dict[str, Any], group: NodeGroup) -> int:
+    most = int(_settings_value(plan, "max_nodes_per_scaleup"))
     if group.max_size is None:
-        return MAX_NODES_PER_SCALEUP
-    return min(MAX_NODES_PER_SCALEUP, group.max_size - _group_size(plan, results, group.name))
+        return most
+    return min(most, group.max_size - _group_size(plan, results, group.name))
 
 
 def _new_node(cs: ClusterSnapshot, group: NodeGroup) -> Any:
@@ -435,84 +473,226 @@ def _scale_up(
     }
 
 
-# -- the rest: scale-down, one candidate per step ---------------------------------------------
+# -- the last two steps: scale-down -----------------------------------------------------------
 
 
-def _scale_down(
-    sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], node: str, results: dict[str, Any]
-) -> dict[str, Any]:
-    """Decide candidate ``node``; returns the new results."""
-    reason = _keep_reason(sim, plan, groups, node, results)
-    moved = 0
-    if reason is None:
-        moved_or_reason = _try_remove(sim, node)
-        if isinstance(moved_or_reason, str):
-            reason = moved_or_reason
+def _settings_value(plan: dict[str, Any], name: str) -> Any:
+    """A CA flag's value as the run recorded it (older records: CA's default)."""
+    from drasnap.snapshot.simulation.settings import CA_FLAGS
+
+    return plan["settings"].get(name, CA_FLAGS[name][0])
+
+
+def _being_deleted(node: KubeObject) -> bool:
+    """CA's ``actuation.IsNodeBeingDeleted``: tainted ToBeDeletedByClusterAutoscaler, or
+    being deleted by the API server."""
+    if (node.get("metadata") or {}).get("deletionTimestamp"):
+        return True
+    taints = (node.get("spec") or {}).get("taints") or ()
+    return any(t.get("key") == TO_BE_DELETED for t in taints)
+
+
+def _eligibility(sim: Sim, plan: dict[str, Any], groups: list[NodeGroup]) -> dict[str, str | None]:
+    """Why each candidate is no candidate, or None: measured once, before any removal is
+    simulated (``core/scaledown/eligibility/eligibility.go``, ``FilterOutUnremovable``;
+    the planner's ``categorizeNodes`` calls it first). A node at exactly the threshold is a
+    candidate (``isNodeAtOrBelowUtilizationThreshold`` refuses only above it)."""
+    threshold = float(plan["settings"]["scale_down_utilization_threshold"])
+    names = {g.name for g in groups}
+    found: dict[str, str | None] = {}
+    for node in plan["candidates"]:
+        obj = sim.cluster.node(node) or {}
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if _being_deleted(obj):
+            found[node] = "being deleted"
+        elif annotations.get(SCALE_DOWN_DISABLED) == "true":
+            found[node] = f"scale-down disabled by annotation {SCALE_DOWN_DISABLED}"
+        elif plan["members"].get(node) not in names:
+            found[node] = "not in an autoscaled node group"
         else:
-            moved = moved_or_reason
-            if results["added"] and results["removed"] == 0:
-                _warn(
-                    sim,
-                    "the cluster-autoscaler removes no node in a loop that scales up "
-                    "(--scale-down-delay-after-add, 10m): removed lists the nodes found "
-                    "unneeded now",
-                )
-    sim.store.put(DECISION_KIND, f"node/{node}", {"removed": reason is None, "reason": reason})
-    if reason is not None:
-        return {**results, "kept": results["kept"] + 1}
-    group = plan["members"][node]
+            try:
+                utilization = node_utilization(sim.cluster, node)
+            except UtilizationError as exc:
+                found[node] = f"utilization not known: {exc}"
+                continue
+            found[node] = (
+                f"not underutilized: {utilization.resource} utilization "
+                f"{utilization.value:.3g} is above the threshold {threshold:g}"
+                if utilization.value > threshold
+                else None
+            )
+    return found
+
+
+def _simulate_scale_down(
+    sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], results: dict[str, Any]
+) -> dict[str, Any]:
+    """The planner's ``categorizeNodes`` (``core/scaledown/planner/planner.go``), then
+    ``NodesToDelete`` and the budgets: which nodes this loop deletes. Every candidate's removal
+    is simulated in turn in one fork (a successful one persists: its pods stay where they went,
+    the node is gone for the next ones), which is reverted; the decisions and where each pod
+    went are written for the next step to apply."""
+    eligible = _eligibility(sim, plan, groups)
+    limit = 2 * int(_settings_value(plan, "max_scale_down_parallelism"))  # unneededNodesLimit
+    rules = {
+        name: bool(_settings_value(plan, name))
+        for name in (
+            "skip_nodes_with_system_pods",
+            "skip_nodes_with_local_storage",
+            "skip_nodes_with_custom_controller_pods",
+        )
+    }
+    cursor = int(sim.store.get(DECISION_KIND, CURSOR_KEY) or 0)
+    existing = set(plan["candidates"])
+    kept: dict[str, str] = {}
+    unneeded: list[dict[str, Any]] = []
+
+    # Empty candidates first (processors/scaledowncandidates/emptycandidates: nothing to move
+    # and nothing blocking), then the rest; by name within each (CA's order: the lister's).
+    def is_empty(node: str) -> bool:
+        pods = drain(sim.cluster.pods_on_node(node), **rules)
+        return pods.blocked is None and not pods.move
+
+    order = sorted(plan["candidates"], key=lambda node: not is_empty(node))
+    sim.fork("simulate scale-down")
+    for node in order:
+        reason = eligible[node]
+        if reason is None and len(unneeded) >= limit:
+            reason = (
+                f"not simulated: {len(unneeded)} nodes already found unneeded in this loop "
+                "(the planner's unneededNodesLimit)"
+            )
+        if reason is None:
+            found, cursor = _try_remove(sim, node, existing, cursor, rules)
+            if isinstance(found, str):
+                reason = found
+            else:
+                unneeded.append({"node": node, "moves": [list(m) for m in found]})
+        if reason is not None:
+            kept[node] = reason
+    sim.revert()
+    removed = _nodes_to_delete(plan, groups, results, unneeded, kept)
+    sim.store.put(DECISION_KIND, CURSOR_KEY, cursor)
+    sim.store.put(DECISION_KIND, SCALE_DOWN_KEY, {"unneeded": unneeded, "removed": removed})
+    for node in plan["candidates"]:
+        decision = {"removed": node in removed, "reason": kept.get(node)}
+        sim.store.put(DECISION_KIND, f"node/{node}", decision)
+    return {**results, "kept": len(plan["candidates"]) - len(removed)}
+
+
+def _nodes_to_delete(
+    plan: dict[str, Any],
+    groups: list[NodeGroup],
+    results: dict[str, Any],
+    unneeded: list[dict[str, Any]],
+    kept: dict[str, str],
+) -> list[str]:
+    """Of the unneeded nodes, those deleted in this loop, in order; the others get their
+    reason in ``kept``. Empty nodes first (``core/scaledown/unneeded/nodes.go``, RemovableAt:
+    they use a group's allowance above minSize first), then those to drain; then the budgets
+    (``core/scaledown/budgets/budgets.go``, CropNodes): at most --max-scale-down-parallelism
+    in all, of which at most --max-drain-parallelism need draining."""
+    sizes = {g: _group_size(plan, results, g) for g in plan["groups"]}
+    mins = {g.name: g.min_size for g in groups}
+    total = int(_settings_value(plan, "max_scale_down_parallelism"))
+    drain_budget = int(_settings_value(plan, "max_drain_parallelism"))
+    empty = [u for u in unneeded if not u["moves"]]
+    drained = [u for u in unneeded if u["moves"]]
+    chosen: list[str] = []
+    drains = 0
+    for entry in [*empty, *drained]:
+        node = entry["node"]
+        group = plan["members"][node]
+        if sizes[group] <= mins.get(group, 0):
+            kept[node] = f"node group {group} is at its minimum size ({mins.get(group, 0)})"
+            continue
+        sizes[group] -= 1
+        if len(chosen) >= total:
+            kept[node] = f"unneeded, but --max-scale-down-parallelism ({total}) is used up"
+            continue
+        if entry["moves"] and drains >= min(drain_budget, total - len(chosen)):
+            kept[node] = f"unneeded, but --max-drain-parallelism ({drain_budget}) is used up"
+            continue
+        drains += bool(entry["moves"])
+        chosen.append(node)
+    return chosen
+
+
+def _apply_scale_down(sim: Sim, plan: dict[str, Any], results: dict[str, Any]) -> dict[str, Any]:
+    """Remove the nodes the previous step chose, their pods where the simulation put them."""
+    cs = sim.cluster
+    record = sim.store.get(DECISION_KIND, SCALE_DOWN_KEY) or {"unneeded": [], "removed": []}
+    chosen = set(record["removed"])
+    moved = 0
     removed_from = dict(results.get("removed_from", {}))
-    removed_from[group] = removed_from.get(group, 0) + 1
+    for entry in record["unneeded"]:
+        node = entry["node"]
+        if node not in chosen:
+            continue
+        here = {key_of(p) for p in cs.pods_on_node(node)}
+        pods = [
+            (cs.unschedule_pod(*key.split("/", 1)), where)
+            for key, where in entry["moves"]
+            if key in here
+        ]
+        cs.remove_node(node)
+        for pod, where in pods:
+            cs.schedule_pod(pod, where)
+        moved += len(pods)
+        group = plan["members"][node]
+        removed_from[group] = removed_from.get(group, 0) + 1
     return {
         **results,
         "placed": results["placed"] + moved,
-        "removed": results["removed"] + 1,
+        "removed": len(chosen),
         "removed_from": removed_from,
     }
 
 
-def _keep_reason(
-    sim: Sim, plan: dict[str, Any], groups: list[NodeGroup], node: str, results: dict[str, Any]
-) -> str | None:
-    """Why ``node`` is no candidate for removal, or None when it is one."""
-    threshold = float(plan["settings"]["scale_down_utilization_threshold"])
-    name = plan["members"].get(node)
-    group = next((g for g in groups if g.name == name), None)
-    if group is None:
-        return "not in an autoscaled node group"
-    annotations = ((sim.cluster.node(node) or {}).get("metadata") or {}).get("annotations") or {}
-    if annotations.get(SCALE_DOWN_DISABLED) == "true":
-        return f"scale-down disabled by annotation {SCALE_DOWN_DISABLED}"
-    if _group_size(plan, results, group.name) <= group.min_size:
-        return f"node group {group.name} is at its minimum size ({group.min_size})"
-    try:
-        utilization = node_utilization(sim.cluster, node)
-    except UtilizationError as exc:
-        return f"utilization not known: {exc}"
-    if utilization.value >= threshold:
-        return (
-            f"not underutilized: {utilization.resource} utilization {utilization.value:.3g} is "
-            f"not under the threshold {threshold:g}"
-        )
-    return None
-
-
-def _try_remove(sim: Sim, node: str) -> int | str:
-    """Remove ``node`` if no pod blocks it and its pods all fit elsewhere: how many pods
-    moved, or why it stays."""
+def _try_remove(
+    sim: Sim, node: str, existing: set[str], cursor: int, rules: dict[str, bool]
+) -> tuple[list[tuple[str, str]] | str, int]:
+    """Simulate removing ``node`` (``simulator/cluster.go``, SimulateNodeRemoval): its pods
+    that must move, each placed on the other existing nodes left (round robin, as CA's
+    scheduling simulations); on success the removal persists. Returns (pod key, node) for each
+    pod moved, or why the node stays; and the cursor."""
     cs = sim.cluster
-    pods = drain(cs.pods_on_node(node))
+    pods = drain(cs.pods_on_node(node), **rules)
     if pods.blocked is not None:
         key, message = pods.blocked
-        return f"pod {key} blocks its removal: {message}"
+        return f"pod {key} blocks its removal: {message}", cursor
     sim.fork(f"remove node {node}")
+    order = [n for n in cs.node_names() if n in existing]
     unbound = [cs.unschedule_pod(namespace_or_default(p), name_of(p)) for p in pods.move]
+    others = [n for n in order if n != node]
     cs.remove_node(node)
-    others = cs.node_names()
+    moves: list[tuple[str, str]] = []
+    start = cursor
     for pod in unbound:
-        if cs.schedule_pod_anywhere(pod, others) is None:
+        where, cursor = _round_robin(cs, pod, order, cursor, skip=node)
+        if where is None:
             why = _why(cs, pod, others)
             sim.revert()
-            return f"pod {key_of(pod)} cannot move to another node: {why}"
+            return f"pod {key_of(pod)} cannot move to another node: {why}", start
+        moves.append((key_of(pod), where))
     sim.commit()
-    return len(unbound)
+    existing.discard(node)
+    return moves, cursor
+
+
+def _round_robin(
+    cs: ClusterSnapshot, pod: KubeObject, order: list[str], cursor: int, skip: str | None = None
+) -> tuple[str | None, int]:
+    """Place ``pod`` on the first node of ``order`` where it fits, starting one past the node
+    that took the previous pod (``lastIndexOrderMapping`` with offset 1,
+    ``simulator/clustersnapshot/scheduling_opts.go``, through ``RunFiltersUntilPassingNode``).
+    Returns the node (or None) and the new cursor."""
+    count = len(order)
+    if count == 0:
+        return None, cursor
+    first = (cursor + 1) % count
+    rotated = [n for n in order[first:] + order[:first] if n != skip]
+    where = cs.schedule_pod_anywhere(pod, rotated)
+    if where is None:
+        return None, cursor
+    return where, order.index(where)

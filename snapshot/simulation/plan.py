@@ -20,10 +20,10 @@ RUN_KEY = "run"
 def steps(plan: dict[str, Any]) -> int:
     """How many steps the run of ``plan`` has: scale-up, one per node group then the
     expansion; scale-down, one per candidate node; autoscale, the pending pods' placement on
-    existing nodes, one per node group, the expansion, then one per scale-down candidate."""
+    existing nodes, one per node group, the expansion, the scale-down's simulation, its removals."""
     scenario = (plan.get("settings") or {}).get("scenario")
     if scenario == "autoscale":
-        return len(plan["groups"]) + 2 + len(plan["candidates"])
+        return len(plan["groups"]) + 4
     if scenario == "scale-down":
         return len(plan["candidates"])
     return len(plan["groups"]) + 1

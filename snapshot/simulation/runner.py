@@ -188,7 +188,7 @@ def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
     if settings.scenario == "scale-up":
         plan = scale_up.setup(sim, start)
     elif settings.scenario == "autoscale":
-        plan = autoscale.setup(sim, start)
+        plan = autoscale.setup(sim, start, settings.record())
     else:
         plan = scale_down.setup(sim)
     plan = {"settings": settings.record(), **plan}

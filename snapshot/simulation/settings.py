@@ -13,6 +13,7 @@ from drasnap.snapshot.errors import ScenarioError
 from drasnap.snapshot.k8s.features import resolve_feature_gates
 
 __all__ = [
+    "CA_FLAGS",
     "DEVICES",
     "LIMITS",
     "SCENARIOS",
@@ -33,11 +34,40 @@ StopRequest = Callable[[], int | None]
 SCENARIOS = ("scale-up", "scale-down", "autoscale")
 #: The settings only ``autoscale`` has: left out of the other scenarios' records, so their
 #: runs (and state digests) stay what they were.
+#: The cluster-autoscaler flags ``autoscale`` takes besides ``--expander`` and
+#: ``--scale-down-utilization-threshold``, by CA's own names and with CA's defaults
+#: (``cluster-autoscaler/config/flags/flags.go``): setting -> (default, what it decides).
+CA_FLAGS: dict[str, tuple[int | bool, str]] = {
+    "max_nodes_per_scaleup": (1000, "at most this many nodes added in one scale-up"),
+    "max_scale_down_parallelism": (
+        10,
+        "at most this many nodes deleted in one loop (empty and drained together)",
+    ),
+    "max_drain_parallelism": (1, "at most this many of a loop's deletions drain pods"),
+    "expendable_pods_priority_cutoff": (
+        -10,
+        "pods of a priority under this are ignored: they trigger no scale-up and keep no node",
+    ),
+    "skip_nodes_with_system_pods": (
+        True,
+        "a kube-system pod (not a DaemonSet's, not mirrored) blocks its node's removal",
+    ),
+    "skip_nodes_with_local_storage": (
+        True,
+        "a pod with local storage (emptyDir, hostPath) blocks its node's removal",
+    ),
+    "skip_nodes_with_custom_controller_pods": (
+        True,
+        "a pod whose controller is of a kind CA does not know blocks its node's removal (CA "
+        "also looks the controller up; drasnap takes it to exist)",
+    ),
+}
 AUTOSCALE_SETTINGS = (
     "expander",
     "expander_priorities",
     "node_groups_file",
     "scale_down_utilization_threshold",
+    *CA_FLAGS,
 )
 #: What scale-up's template nodes offer (snapshot.simulation.generated): one device per GPU, or each
 #: GPU whole and as slices through shared counters, asked for as "a full GPU, else two slices".
@@ -62,6 +92,7 @@ TAKES: dict[str, frozenset[str]] = {
             "expander_priorities",
             "scale_down_utilization_threshold",
             "feature_gates",
+            *CA_FLAGS,
         }
     ),
 }
@@ -131,6 +162,14 @@ class Settings:
     # Left out of the record when unset, so other runs keep their records.
     extra_manifests: tuple[str, ...] = ()
     sweep: dict[str, Any] | None = None
+    # The cluster-autoscaler's other flags (CA_FLAGS: these defaults are CA's).
+    max_nodes_per_scaleup: int = 1000
+    max_scale_down_parallelism: int = 10
+    max_drain_parallelism: int = 1
+    expendable_pods_priority_cutoff: int = -10
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_local_storage: bool = True
+    skip_nodes_with_custom_controller_pods: bool = True
 
     @property
     def gpus(self) -> int:
@@ -208,6 +247,11 @@ class Settings:
             raise ScenarioError("--expander priority needs --expander-priorities FILE")
         if self.expander_priorities is not None and "priority" not in names:
             raise ScenarioError("--expander-priorities is used only with --expander priority")
+        for name in ("max_nodes_per_scaleup", "max_scale_down_parallelism"):
+            if getattr(self, name) < 1:
+                raise ScenarioError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.max_drain_parallelism < 0:
+            raise ScenarioError("--max-drain-parallelism must be at least 0")
         threshold = self.scale_down_utilization_threshold
         if not 0.0 <= threshold <= 1.0:
             raise ScenarioError(

@@ -112,7 +112,7 @@ def test_existing_free_room_is_used_first(tmp_path: Path) -> None:
     assert result["placed_on_new"] == {"default/p2": "a-new-0"}
     assert result["removed"] == []
     assert result["kept"] == {
-        "a-0": "not underutilized: cpu utilization 0.75 is not under the threshold 0.5"
+        "a-0": "not underutilized: cpu utilization 0.75 is above the threshold 0.5"
     }
     assert result["unschedulable"] == {}
     assert cs.node_names() == ["a-0", "a-new-0"]
@@ -300,7 +300,7 @@ def test_max_size_limits_the_group(tmp_path: Path) -> None:
     }
     # a has 2 nodes now (minSize 1), so a-0 is a candidate; it is full (4 of 4 cpu): kept.
     assert result["kept"] == {
-        "a-0": "not underutilized: cpu utilization 1 is not under the threshold 0.5"
+        "a-0": "not underutilized: cpu utilization 1 is above the threshold 0.5"
     }
 
 
@@ -340,16 +340,17 @@ def test_dra_utilization_under_and_over_the_threshold(tmp_path: Path) -> None:
     # simulator/utilization/info.go: a node with local slices is measured by its devices
     # (dynamicresources/utils/utilization.go: allocated/total of its pool). g-0 holds 1 of 4
     # GPUs (0.25 < 0.5): its pod moves to g-1 (2 of 4 held, one free after it), and g-0 goes.
-    # g-1 then holds 3 of 4 (0.75): kept. Its cpu (0.1 of 64) would have said remove.
+    # Utilization is measured once, before any removal is simulated (planner.go,
+    # categorizeNodes): g-1 is at 2 of 4, exactly the threshold, so a candidate too
+    # (eligibility.go refuses only above it); its pods, g-0's among them, have nowhere to go.
     directory = _gpu_cluster(tmp_path / "dump", {"g-0": 1, "g-1": 2})
     outcome, cs = run(settings(directory))
     result = outcome.result
     assert result["removed"] == ["g-0"]
     assert result["removed_by_group"] == {"gpu": ["g-0"]}
-    assert result["kept"] == {
-        "g-1": "not underutilized: gpu.example.com/g-1 utilization 0.75 is not under the "
-        "threshold 0.5"
-    }
+    assert result["kept"]["g-1"].startswith(
+        "pod default/g-0-pod-0 cannot move to another node: no nodes available"
+    )
     assert cs.node_names() == ["g-1"]
     assert len(cs.pods_on_node("g-1")) == 3
 
@@ -460,6 +461,8 @@ def test_cli_json_human_output_and_runs(tmp_path: Path) -> None:
         (["--expander", "priority"], "--expander priority needs --expander-priorities FILE"),
         (["--pods", "5"], "--pods does not apply to autoscale"),
         (["--node-groups", "3"], "--node-groups does not apply to autoscale"),
+        (["--max-scale-down-parallelism", "0"], "--max-scale-down-parallelism must be at least 1"),
+        (["--skip-nodes-with-system-pods", "maybe"], "'maybe' is not a valid boolean"),
     ],
 )
 def test_cli_refuses_wrong_settings(tmp_path: Path, args: list[str], fragment: str) -> None:
@@ -642,3 +645,90 @@ def test_cli_resume_with_files_sees_the_same_settings(tmp_path: Path) -> None:
     refused = CliRunner().invoke(cli, args)
     assert refused.exit_code == 1
     assert "other settings" in refused.stderr
+
+
+def test_pending_pods_are_packed_round_robin(tmp_path: Path) -> None:
+    # filterOutSchedulableByPacking -> RunFiltersUntilPassingNode with lastIndexOrderMapping
+    # (offset 1, lastIndex 0): the first search starts at the second node (a-1), each next one
+    # past the node that took the previous pod: a-1, a-2, a-0, a-1. First fit would put all
+    # four 1-cpu pods on a-0 (4 cpu).
+    directory = write(
+        tmp_path / "dump",
+        *(node(f"a-{i}", "a", 4) for i in range(3)),
+        *(pod(f"p{i}", "1") for i in range(4)),
+    )
+    outcome, _ = run(settings(directory))
+    assert outcome.result["placed_on_existing"] == {
+        "default/p0": "a-1",
+        "default/p1": "a-2",
+        "default/p2": "a-0",
+        "default/p3": "a-1",
+    }
+
+
+def test_scale_down_budgets_and_the_exact_threshold(tmp_path: Path) -> None:
+    # Four 4-cpu nodes: a-0 and a-1 run a 1-cpu pod each, a-2 a 2-cpu pod (0.5: exactly the
+    # threshold, a candidate: eligibility.go refuses only above it), a-3 none. Empty a-3 is
+    # simulated first (emptycandidates), then a-0: r0 goes one past the cursor, to a-1; a-1's
+    # two pods go to a-2 (utilization was measured once, before: planner.go); a-2's four have
+    # nowhere to go. Unneeded: a-3, a-0, a-1; the empty node first, then one to drain
+    # (--max-drain-parallelism 1, budgets.go CropNodes).
+    directory = write(
+        tmp_path / "dump",
+        *(node(f"a-{i}", "a", 4) for i in range(4)),
+        pod("r0", "1", "a-0"),
+        pod("r1", "1", "a-1"),
+        pod("r2", "2", "a-2"),
+    )
+    outcome, cs = run(settings(directory))
+    result = outcome.result
+    assert result["unneeded"] == ["a-3", "a-0", "a-1"]
+    assert result["removed"] == ["a-0", "a-3"]
+    assert result["kept"]["a-1"] == "unneeded, but --max-drain-parallelism (1) is used up"
+    assert result["kept"]["a-2"].startswith("pod default/r0 cannot move to another node")
+    assert cs.node_names() == ["a-1", "a-2"]
+    assert sorted(p["metadata"]["name"] for p in cs.pods_on_node("a-1")) == ["r0", "r1"]
+    # --max-scale-down-parallelism 1: only the empty node; --max-drain-parallelism 2: both
+    outcome, _ = run(settings(directory, max_scale_down_parallelism=1))
+    assert outcome.result["removed"] == ["a-3"]
+    outcome, _ = run(settings(directory, max_drain_parallelism=2))
+    assert outcome.result["removed"] == ["a-0", "a-1", "a-3"]
+
+
+def test_expendable_pods_are_ignored(tmp_path: Path) -> None:
+    # core/utils FilterOutExpendablePods: priority under --expendable-pods-priority-cutoff
+    # (-10) is neither packed nor scaled up for.
+    directory = write(
+        tmp_path / "dump",
+        node("a-0", "a", 4),
+        pod("running", "4", "a-0"),
+        pod("low", "1", priority=-11),
+    )
+    outcome, _ = run(settings(directory))
+    assert outcome.result["added"] == {}
+    assert outcome.result["ignored"] == {
+        "default/low": "expendable: priority -11 is under --expendable-pods-priority-cutoff -10"
+    }
+    outcome, _ = run(settings(directory, expendable_pods_priority_cutoff=-20))
+    assert outcome.result["added"] == {"a": 1}
+
+
+def test_ca_flags_are_options_and_refused_by_other_scenarios(tmp_path: Path) -> None:
+    # CA's own spelling of a boolean flag works; scale-up takes none of CA's autoscale flags.
+    directory = write(
+        tmp_path / "dump",
+        node("a-0", "a", 4),
+        pod("lone", "1", "a-0", volumes=[{"name": "v", "emptyDir": {}}]),
+    )
+    db = tmp_path / "sim.db"
+    base = ["simulate", "autoscale", str(db), "--from", str(directory), "--json"]
+    kept = json.loads(CliRunner().invoke(cli, base).stdout)["kept"]
+    assert "blocks its removal" in kept["a-0"]
+    result = CliRunner().invoke(cli, [*base, "--skip-nodes-with-local-storage=false"])
+    assert result.exit_code == 0, result.output
+    assert "blocks its removal" not in json.loads(result.stdout)["kept"].get("a-0", "")
+    refused = CliRunner().invoke(
+        cli, ["simulate", "scale-up", str(tmp_path / "u.db"), "--max-drain-parallelism", "2"]
+    )
+    assert refused.exit_code == 2
+    assert "--max-drain-parallelism does not apply to scale-up" in refused.stderr
