@@ -1,0 +1,200 @@
+"""explain_allocation: device-level reasons on the DRA example driver's demos, derived by hand
+from the objects (tests/fixtures/demos/), and its verdict is the allocator's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from drasnap.snapshot.allocation.allocator import allocate
+from drasnap.snapshot.allocation.explain import explain_allocation
+
+from tests.paths import FIXTURES
+
+DEMOS = FIXTURES / "demos"
+
+
+def _load(folder: str) -> dict[str, list[dict[str, Any]]]:
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(Path(DEMOS / folder).glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                by_kind.setdefault(doc["kind"], []).append(doc)
+    return by_kind
+
+
+def _claim(name: str, devices: dict[str, Any], namespace: str = "demo") -> dict[str, Any]:
+    return {"metadata": {"namespace": namespace, "name": name}, "spec": {"devices": devices}}
+
+
+def _from_template(objs: dict[str, list[dict[str, Any]]], template: str) -> dict[str, Any]:
+    found = next(t for t in objs["ResourceClaimTemplate"] if t["metadata"]["name"] == template)
+    return {
+        "metadata": {"namespace": found["metadata"]["namespace"], "name": f"pod0-{template}"},
+        "spec": found["spec"]["spec"],
+    }
+
+
+def _explain(objs: dict[str, list[dict[str, Any]]], claims: list[dict[str, Any]], **kw: Any) -> Any:
+    owners = kw.pop("owners", None)
+    args = {"classes": objs["DeviceClass"], "slices": objs["ResourceSlice"], **kw}
+    found = explain_allocation(objs["Node"][0], claims, owners=owners, **args)
+    # The verdict is the allocator's own on the same inputs.
+    assert found.fits == (allocate(objs["Node"][0], claims, **args) is not None)
+    return found
+
+
+GPU0 = "gpu.example.com/gpu-node-0/gpu-0"
+GPU1 = "gpu.example.com/gpu-node-0/gpu-1"
+
+
+def test_partitions_left_by_counters_after_other_claims() -> None:
+    # 2 GPUs x (4 partitions of 20Gi/25 + 1 full of 80Gi/100). Another claim holds
+    # gpu-0-partition-0, a third gpu-1-full: gpu-1's counters are spent (its 4 partitions
+    # refused), gpu-0 has 60Gi left (gpu-0-full refused); gpu-0-partition-1..3 are usable.
+    objs = _load("partitionable-devices")
+    claim = _from_template(objs, "gpu-partitions")
+    held = [
+        ("gpu.example.com", "gpu-node-0", "gpu-0-partition-0"),
+        ("gpu.example.com", "gpu-node-0", "gpu-1-full"),
+    ]
+    owners = {held[0]: ["other/a"], held[1]: ["other/b"]}
+    found = _explain(objs, [claim], allocated_devices=held, owners=owners)
+    assert found.fits
+    (request,) = found.requests
+    assert (request.request, request.count, request.devices, request.matching) == (
+        "gpu-partition",
+        2,
+        10,
+        10,
+    )
+    assert request.selectors == [("class selector #0 (device.driver == 'gpu.example.com')", 10)]
+    assert request.allocated == {f"{GPU0}-partition-0": ["other/a"], f"{GPU1}-full": ["other/b"]}
+    assert request.refused_by("counters") == [
+        f"{GPU0}-full",
+        *(f"{GPU1}-partition-{i}" for i in range(4)),
+    ]
+    assert request.usable == 3 and request.closest is None
+
+
+def test_four_partitions_do_not_fit_and_the_closest_is_named() -> None:
+    objs = _load("partitionable-devices")
+    claim = _claim(
+        "four",
+        {
+            "requests": [
+                {"name": "p", "exactly": {"deviceClassName": "gpu.example.com", "count": 4}}
+            ]
+        },
+    )
+    held = [
+        ("gpu.example.com", "gpu-node-0", "gpu-0-partition-0"),
+        ("gpu.example.com", "gpu-node-0", "gpu-1-full"),
+    ]
+    found = _explain(objs, [claim], allocated_devices=held)
+    assert not found.fits and not found.combination
+    (request,) = found.requests
+    assert request.usable == 3
+    assert request.allocated == {f"{GPU0}-partition-0": [], f"{GPU1}-full": []}
+    assert request.closest is not None
+    assert (request.closest.device, request.closest.check) == (f"{GPU0}-full", "counters")
+    assert "memory=" in request.closest.reason
+
+
+def test_match_attribute_without_a_common_value() -> None:
+    # Request a takes gpu-0's devices (index 0), b gpu-1's (index 1): matchAttribute index
+    # has no common value, so every usable device of both is refused by the constraint.
+    objs = _load("partitionable-devices")
+    sel = "device.attributes['gpu.example.com'].index == {}"
+    claim = _claim(
+        "pair",
+        {
+            "requests": [
+                {
+                    "name": "a",
+                    "exactly": {
+                        "deviceClassName": "gpu.example.com",
+                        "selectors": [{"cel": {"expression": sel.format(0)}}],
+                    },
+                },
+                {
+                    "name": "b",
+                    "exactly": {
+                        "deviceClassName": "gpu.example.com",
+                        "selectors": [{"cel": {"expression": sel.format(1)}}],
+                    },
+                },
+            ],
+            "constraints": [{"matchAttribute": "gpu.example.com/index"}],
+        },
+    )
+    found = _explain(objs, [claim])
+    assert not found.fits
+    a, b = found.requests
+    assert a.selectors[-1] == (f"request selector #0 ({sel.format(0)})", 5)
+    assert a.matching == b.matching == 5
+    assert a.usable == b.usable == 0
+    assert len(a.refused_by("constraint")) == 5
+    assert a.closest is not None and a.closest.check == "constraint"
+    assert a.closest.device == f"{GPU0}-partition-0"
+    assert "matchAttribute gpu.example.com/index" in a.closest.reason
+
+
+def test_distinct_attribute_with_one_value() -> None:
+    # Two devices of gpu-0 with distinct uuid: every gpu-0 device has the same uuid.
+    objs = _load("partitionable-devices")
+    claim = _claim(
+        "distinct",
+        {
+            "requests": [
+                {
+                    "name": "r",
+                    "exactly": {
+                        "deviceClassName": "gpu.example.com",
+                        "count": 2,
+                        "selectors": [
+                            {
+                                "cel": {
+                                    "expression": "device.attributes['gpu.example.com'].index == 0"
+                                }
+                            }
+                        ],
+                    },
+                }
+            ],
+            "constraints": [{"distinctAttribute": "gpu.example.com/uuid"}],
+        },
+    )
+    found = _explain(objs, [claim])
+    assert not found.fits
+    (request,) = found.requests
+    assert request.usable == 0 and len(request.refused_by("constraint")) == 5
+    assert "1 different value(s)" in request.refused[0].reason
+
+
+@pytest.mark.parametrize(
+    ("template", "fits"),
+    [("single-gpu-without-toleration", False), ("single-gpu-with-toleration", True)],
+)
+def test_device_taint_rule(template: str, fits: bool) -> None:
+    # The DeviceTaintRule taints both GPUs gpu.example.com/unhealthy=true:NoExecute.
+    objs = _load("device-taints-tolerations")
+    claim = _from_template(objs, template)
+    found = _explain(
+        objs,
+        [claim],
+        device_taint_rules=objs["DeviceTaintRule"],
+        features={"DRADeviceTaintRules": True},
+    )
+    assert found.fits is fits
+    (request,) = found.requests
+    if fits:
+        assert request.usable == 2 and not request.refused
+    else:
+        assert request.refused_by("taints") == [GPU0, GPU1]
+        assert request.closest is not None
+        assert request.closest.reason == (
+            "taint not tolerated: gpu.example.com/unhealthy=true:NoExecute"
+        )
