@@ -3,6 +3,7 @@
 from . import generated
 from .autoscale import decisions_so_far
 from .autoscale_config import files_digest
+from .explain import explain_pod_devices
 from .inputs import Cluster, source_digest
 from .lifecycle import RunSession
 from .plan import PLAN_KEY, RUN_KEY, SIM_KIND
@@ -34,8 +35,9 @@ __all__ = [
     "RunSession",
     "Settings",
     "StopRequest",
-    "decisions_so_far",
     "choose_store",
+    "decisions_so_far",
+    "explain_pod_devices",
     "files_digest",
     "find_run",
     "fresh_name",

@@ -80,7 +80,7 @@ def test_explain_at_a_seq_before_the_record_and_after(recorded: Path) -> None:
         (["--pod", "default/nope"], "Error: run 'scale-up-1' holds no record of pod default/nope"),
         (
             ["--pod", "default/pending-big", "--node", "nope"],
-            "Error: the answer for pod default/pending-big does not cover node 'nope'",
+            "Error: the run has no node 'nope' (see its node names with drasnap inspect",
         ),
     ],
     ids=["no-namespace", "placed", "unknown", "unknown-node"],
@@ -141,3 +141,49 @@ def test_pod_failures_view_on_every_backend(database: Database, tmp_path: Path) 
     assert rows == [
         ("scale-up-1", "default/pending-big", "default", "pending-big", MESSAGE, 5, "scale-up")
     ]
+
+
+def test_explain_node_device_by_device(recorded: Path) -> None:
+    # gpu-b-0 publishes 2 GPUs, none allocated: both usable, 5 needed.
+    result = drasnap("explain", str(recorded), "--pod", "default/pending-big", "--node", "gpu-b-0")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[:3] == [
+        f"pod default/pending-big: {MESSAGE}",
+        "node gpu-b-0: DynamicResources: cannot allocate all claims",
+        "node gpu-b-0: cannot allocate all claims",
+    ]
+    assert lines[3].startswith("claim default/pending-big-gpu-")
+    assert lines[3].endswith(", request gpu (5 of class gpu.example.com): 2 device(s) on the node")
+    assert lines[4:] == [
+        "  2 pass class selector #0 (device.driver == 'gpu.example.com')",
+        "  2 usable, 5 needed",
+    ]
+
+
+def test_explain_group_template_as_json(recorded: Path) -> None:
+    # A new node of gpu-a has 4 GPUs: still one short of 5.
+    result = drasnap(
+        "explain", str(recorded), "--pod", "default/pending-big", "--group", "gpu-a", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["node_group"]["result"]["reasons"] == ["cannot allocate all claims"]
+    devices = data["devices"]
+    assert devices["fits"] is False and not devices["combination"]
+    (request,) = devices["requests"]
+    assert (request["devices"], request["matching"], request["usable"], request["count"]) == (
+        4,
+        4,
+        4,
+        5,
+    )
+    assert request["allocated"] == {} and request["refused"] == {}
+
+
+def test_explain_node_and_group_are_exclusive(recorded: Path) -> None:
+    result = drasnap(
+        "explain", str(recorded), "--pod", "default/pending-big", "--node", "a", "--group", "b"
+    )
+    assert result.exit_code == 2
+    assert "--node and --group are exclusive" in result.output
