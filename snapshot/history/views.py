@@ -168,6 +168,7 @@ SELECT store_id, store, key AS pod,
   json_extract(value, '$.message') AS message,
   json_extract(value, '$.fit_error.nodes') AS nodes,
   json_extract(value, '$.context') AS context,
+  json_extract(value, '$.autoscaler') AS autoscaler,
   value
 FROM current_objects
 WHERE kind = 'PodFailure'
@@ -180,6 +181,7 @@ SELECT store_id, store, key AS pod,
   value::jsonb ->> 'message' AS message,
   (value::jsonb #>> '{fit_error,nodes}')::integer AS nodes,
   value::jsonb ->> 'context' AS context,
+  value::jsonb ->> 'autoscaler' AS autoscaler,
   value
 FROM current_objects
 WHERE kind = 'PodFailure'

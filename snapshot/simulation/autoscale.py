@@ -55,6 +55,7 @@ from drasnap.snapshot.autoscaler.estimator import (
     order_groups,
 )
 from drasnap.snapshot.autoscaler.expanders import Option, choose
+from drasnap.snapshot.autoscaler.status import MAX_SIZE_REACHED, not_trigger_scale_up
 from drasnap.snapshot.autoscaler.utilization import UtilizationError, node_utilization
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import SchedulingError
@@ -73,7 +74,6 @@ SCALE_UP_KEY = "scale-up"
 WARNINGS_KEY = "warnings"
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 MAX_NODES_PER_SCALEUP = 1000  # upstream's --max-nodes-per-scaleup default
-MAX_SIZE_REACHED = "max node group size reached"
 
 
 def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
@@ -196,6 +196,11 @@ def decisions(store: _Reader, plan: dict[str, Any]) -> dict[str, Any]:
         "removed": removed,
         "removed_by_group": removed_by_group,
         "kept": {n: d["reason"] for n, d in nodes if d is not None and not d["removed"]},
+        "unremovable": {
+            n: d.get("unremovable") or unremovable_reason(d["reason"])
+            for n, d in nodes
+            if d is not None and not d["removed"]
+        },
         "unschedulable": {k: d["unschedulable"] for k, d in pods if d and d.get("unschedulable")},
         "warnings": list(store.get(DECISION_KIND, WARNINGS_KEY) or ()),
         "pending": sorted(store.items(PENDING_KIND)),
@@ -325,6 +330,7 @@ def _estimate_group(
     limit = _limit(plan, results, group)
     if pending and limit <= 0:
         record["reasons"] = {key_of(p): MAX_SIZE_REACHED for p in pending}
+        record["skipped"] = [MAX_SIZE_REACHED]  # CA's SkippedReasons, for every pod
     elif pending:
         sim.fork(f"estimate node group {group.name}")
         found = _run_estimator(cs, group, pending, limit)
@@ -342,6 +348,8 @@ def _estimate_group(
             refusal = refused.node_result(probe) if refused is not None else None
             if refusal is not None:
                 reason = refusal.message
+                # The failing predicate's reasons, each counted by CA's ReasonsMessage.
+                record.setdefault("rejected", {})[key_of(pod)] = list(refusal.reasons)
             else:
                 reason = MAX_SIZE_REACHED if found.limited else "not placed by the estimator"
             record["reasons"][key_of(pod)] = reason
@@ -402,6 +410,7 @@ def _scale_up(
         placed = len(found.pods)
     store.put(DECISION_KIND, SCALE_UP_KEY, chosen)
     unschedulable = 0
+    texts: dict[str, str] = {}
     for pod in _pending(sim, plan):
         key = key_of(pod)
         decision = store.get(DECISION_KIND, f"pod/{key}") or {}
@@ -414,18 +423,14 @@ def _scale_up(
         elif not groups:
             tail = "pod didn't trigger scale-up: no node groups"
         else:
-            counts = Counter(
-                estimates[g.name].get("reasons", {}).get(key, "no pending pods") for g in groups
-            )
-            tail = "pod didn't trigger scale-up: " + ", ".join(
-                sorted(f"{n} {reason}" for reason, n in counts.items())
-            )
+            tail = not_trigger_scale_up(*_group_reasons(estimates, groups, key))
+        texts[key] = tail
         reason = f"{decision.get('why') or ''} {tail}".strip()
         store.put(DECISION_KIND, f"pod/{key}", {**decision, "unschedulable": reason})
         unschedulable += 1
     # The scheduler's answer and each group's, as PodFailure records: `drasnap explain` and
-    # the pod_failures view read them, as for a scale-up.
-    record_unschedulable(sim, list(_pending(sim, plan)), groups, "autoscale")
+    # the pod_failures view read them, as for a scale-up (with CA's text).
+    record_unschedulable(sim, list(_pending(sim, plan)), groups, "autoscale", texts)
     return {
         **results,
         "placed": results["placed"] + placed,
@@ -433,6 +438,25 @@ def _scale_up(
         "added": chosen["added"],
         "unschedulable": unschedulable,
     }
+
+
+def _group_reasons(
+    estimates: dict[str, Any], groups: list[NodeGroup], key: str
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(rejected, skipped) for CA's ReasonsMessage: each group's failing predicate reasons for
+    the pod, or the reason it was skipped for every pod; another reason the estimate gave
+    (the group filled up) counts as that group's one reason."""
+    rejected: dict[str, list[str]] = {}
+    skipped: dict[str, list[str]] = {}
+    for group in groups:
+        found = estimates[group.name]
+        if found.get("skipped"):
+            skipped[group.name] = list(found["skipped"])
+        elif key in found.get("rejected", {}):
+            rejected[group.name] = list(found["rejected"][key])
+        else:
+            rejected[group.name] = [found.get("reasons", {}).get(key, "no pending pods")]
+    return rejected, skipped
 
 
 # -- the rest: scale-down, one candidate per step ---------------------------------------------
@@ -457,7 +481,11 @@ def _scale_down(
                     "(--scale-down-delay-after-add, 10m): removed lists the nodes found "
                     "unneeded now",
                 )
-    sim.store.put(DECISION_KIND, f"node/{node}", {"removed": reason is None, "reason": reason})
+    sim.store.put(
+        DECISION_KIND,
+        f"node/{node}",
+        {"removed": reason is None, "reason": reason, "unremovable": unremovable_reason(reason)},
+    )
     if reason is not None:
         return {**results, "kept": results["kept"] + 1}
     group = plan["members"][node]
@@ -469,6 +497,30 @@ def _scale_down(
         "removed": results["removed"] + 1,
         "removed_from": removed_from,
     }
+
+
+# CA's UnremovableReason (simulator/cluster.go) for each reason text drasnap gives a kept node,
+# by the text's start.
+_UNREMOVABLE = (
+    ("not in an autoscaled node group", "NotAutoscaled"),
+    ("scale-down disabled by annotation", "ScaleDownDisabledAnnotation"),
+    ("node group ", "NodeGroupMinSizeReached"),
+    ("utilization not known", "UnexpectedError"),
+    ("not underutilized", "NotUnderutilized"),
+)
+
+
+def unremovable_reason(reason: str | None) -> str | None:
+    """The cluster-autoscaler's UnremovableReason name for a kept node's reason (None for a
+    node removed)."""
+    if reason is None:
+        return None
+    for start, name in _UNREMOVABLE:
+        if reason.startswith(start):
+            return name
+    if reason.startswith("pod "):
+        return "BlockedByPod" if " blocks its removal: " in reason else "NoPlaceToMovePods"
+    return "NotUnneededOtherReason"
 
 
 def _keep_reason(
