@@ -104,7 +104,7 @@ def test_pod_failures_view(recorded: Path) -> None:
 
 def test_the_docs_queries_on_pod_failures_answer(recorded: Path) -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "sql.md").read_text()
-    section = docs.split("## `pod_failures`")[1].split("## Examples")[0]
+    section = docs.split("## `pod_failures`")[1].split("\n## ")[0]
     listed, per_node = [block.split("```")[0] for block in section.split("```sql")[1:]]
     assert [tuple(r) for r in query(recorded, listed).rows] == [
         ("scale-up-1", "default/pending-big", MESSAGE)

@@ -11,10 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.history.pod_failures import POD_FAILURE_KIND, PodFailure
 from drasnap.snapshot.simulation import generated
 from drasnap.snapshot.simulation.autoscale import unremovable_reason
+from drasnap.snapshot.simulation.runner import prepare, simulate
+from drasnap.store import Store
+from drasnap.store.sql_query import query
 
+from tests.conftest import Database
 from tests.snapshot.simulation.test_autoscale import run, settings, write
 
 
@@ -28,13 +33,7 @@ def _big_gpu_pod() -> list[dict[str, Any]]:
     return [template, p]
 
 
-def test_two_groups_reject_and_one_is_at_its_maximum(tmp_path: Path) -> None:
-    # Groups g and h: a new node of either has 4 GPUs, the pod asks for 8: each rejects it
-    # with DynamicResources' "cannot allocate all claims". Group m is at its maxSize (1 of 1):
-    # CA skips it for every pod (MaxLimitReachedReason). ReasonsMessage counts per group:
-    # "2 cannot allocate all claims, 1 max node group size reached". Scale-down: g-0 and h-0
-    # are empty (0 of 4 GPUs) and go; m-0 is kept, its group at its minimum size
-    # (NodeGroupMinSizeReached).
+def _three_groups(tmp_path: Path) -> tuple[Path, Path]:
     docs: list[dict[str, Any]] = [generated.device_class(), generated.claim_template()]
     for name, group in (("g-0", "g"), ("h-0", "h"), ("m-0", "m")):
         docs += [generated.node(name, group=group), generated.gpu_slice(name, 4)]
@@ -52,6 +51,20 @@ def test_two_groups_reject_and_one_is_at_its_maximum(tmp_path: Path) -> None:
             }
         )
     )
+    return directory, groups
+
+
+TEXT = "pod didn't trigger scale-up: 2 cannot allocate all claims, 1 max node group size reached"
+
+
+def test_two_groups_reject_and_one_is_at_its_maximum(tmp_path: Path) -> None:
+    # Groups g and h: a new node of either has 4 GPUs, the pod asks for 8: each rejects it
+    # with DynamicResources' "cannot allocate all claims". Group m is at its maxSize (1 of 1):
+    # CA skips it for every pod (MaxLimitReachedReason). ReasonsMessage counts per group:
+    # "2 cannot allocate all claims, 1 max node group size reached". Scale-down: g-0 and h-0
+    # are empty (0 of 4 GPUs) and go; m-0 is kept, its group at its minimum size
+    # (NodeGroupMinSizeReached).
+    directory, groups = _three_groups(tmp_path)
     outcome, cs = run(settings(directory, node_groups_file=str(groups)))
     result = outcome.result
     text = (
@@ -89,3 +102,42 @@ def test_every_kept_reason_has_cas_name() -> None:
     for text, name in cases.items():
         assert unremovable_reason(text) == name, text
     assert unremovable_reason(None) is None
+
+
+def test_sql_views_hold_the_reasons(tmp_path: Path, database: Database) -> None:
+    # pod_failures.autoscaler has CA's text; autoscale_nodes one row per scale-down decision.
+    directory, groups = _three_groups(tmp_path)
+    s = settings(directory, node_groups_file=str(groups))
+    with ClusterSnapshot(Store.open(database.target, name="auto")) as cs:
+        simulate(cs, s, lambda: prepare(s))
+    assert database.sql("SELECT pod, context, autoscaler FROM pod_failures") == [
+        ("default/big", "autoscale", TEXT)
+    ]
+    rows = database.sql(
+        "SELECT store, node, removed, reason, unremovable FROM autoscale_nodes ORDER BY node"
+    )
+    assert [(r[0], r[1], bool(r[2]), r[3], r[4]) for r in rows] == [
+        ("auto", "g-0", True, None, None),
+        ("auto", "h-0", True, None, None),
+        (
+            "auto",
+            "m-0",
+            False,
+            "node group m is at its minimum size (1)",
+            "NodeGroupMinSizeReached",
+        ),
+    ]
+
+
+def test_the_docs_query_on_autoscale_nodes(tmp_path: Path) -> None:
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "sql.md").read_text()
+    section = docs.split("## `autoscale_nodes`")[1].split("\n## ")[0]
+    (example,) = [block.split("```")[0] for block in section.split("```sql")[1:]]
+    directory, groups = _three_groups(tmp_path)
+    s = settings(directory, node_groups_file=str(groups))
+    db = tmp_path / "sim.db"
+    with ClusterSnapshot(Store.open(db, name="autoscale-1")) as cs:
+        simulate(cs, s, lambda: prepare(s))
+    assert [tuple(r) for r in query(db, example).rows] == [
+        ("m-0", "node group m is at its minimum size (1)", "NodeGroupMinSizeReached")
+    ]
