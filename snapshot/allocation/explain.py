@@ -414,7 +414,10 @@ def _kind(constraint: Constraint) -> str:
 
 
 def _value(device: Device, attribute: str) -> Any:
+    """The attribute's scalar value, comparable; None for a list-typed one (not analysed)."""
     found = lookup_attribute(device, attribute) or {}
+    if any(isinstance(v, list) for v in found.values()):
+        return None
     return tuple(sorted((k, str(v)) for k, v in found.items()))
 
 
@@ -425,8 +428,17 @@ def _check_constraint(
     """Refuse the usable devices a constraint rules out together with the other requests."""
     scope = [(e, r, u) for e, r, u in explained if constraint.applies(r.base_name, r.subrequest)]
     attribute = constraint.attribute
+    # A prioritized list's subrequests are alternatives: one of them is allocated, so values
+    # are pooled per claim request.
+    by_request: dict[str, list[tuple[RequestExplanation, Request, list[Device]]]] = {}
+    for item in scope:
+        by_request.setdefault(item[1].base_name, []).append(item)
+    if any(_value(d, attribute) is None for _, _, u in scope for d in u):
+        return  # list-typed values: left to the search (``combination`` says when it fails)
     if isinstance(constraint, MatchAttribute):
-        value_sets = [{_value(d, attribute) for d in u} for _, _, u in scope]
+        value_sets = [
+            {_value(d, attribute) for _, _, u in items for d in u} for items in by_request.values()
+        ]
         common = set.intersection(*value_sets) if value_sets else set()
         for e, _, usable in scope:
             keep = []
@@ -445,7 +457,11 @@ def _check_constraint(
             _narrow(e, usable, keep)
     elif isinstance(constraint, DistinctAttribute):
         values = {_value(d, attribute) for _, _, u in scope for d in u}
-        needed = sum(max(r.size, 1) for _, r, _ in scope)
+        # A lower bound of the different values the search needs: upstream remembers one
+        # value per request (the latest), so each request needs one of its own, and a request
+        # of two or more devices two (its second device differs from its first).
+        sizes = [min(max(r.size, 1) for _, r, _ in items) for items in by_request.values()]
+        needed = max(len(sizes), 2 if any(n > 1 for n in sizes) else 0)
         if len(values) < needed:
             for e, _, usable in scope:
                 e.refused.extend(
