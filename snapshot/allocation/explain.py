@@ -34,6 +34,7 @@ from typing import Any
 
 from drasnap.snapshot.allocation import fields
 from drasnap.snapshot.allocation.allocator import _class_map, allocate
+from drasnap.snapshot.allocation.capacity import format_binary
 from drasnap.snapshot.allocation.constraints import (
     Constraint,
     DistinctAttribute,
@@ -384,13 +385,16 @@ def _refusal(
         in_use = device.id in search.state.capacity
         if not (multi and in_use):
             if not search._take_counters(device, pool):
+                left = search._available_counters(pool)
                 wanted = "; ".join(
-                    f"{s}: " + ", ".join(f"{k}={v}" for k, v in c.items())
+                    f"{s} "
+                    + ", ".join(
+                        f"{k} {format_binary(v)} of {format_binary(left.get(s, {}).get(k, 0))} left"
+                        for k, v in sorted(c.items())
+                    )
                     for s, c in device.counters()
                 )
-                return DeviceRefusal(
-                    name, "counters", f"its counters ({wanted}) exceed what is left in the pool"
-                )
+                return DeviceRefusal(name, "counters", f"needs {wanted}")
             search._release_counters(device, pool)
     if features.device_taints and device.taints:
         untolerated = [t for t in device.taints if not search._tolerated(t, req)]

@@ -59,4 +59,7 @@ def explain_pod_devices(
             f"the run has no node {node!r} (see its node names with drasnap inspect --kind Node)"
         )
     unbound = {**pod, "spec": {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}}
-    return cluster.explain_devices(unbound, node)
+    found = cluster.explain_devices(unbound, node)
+    if found is not None and group is not None:
+        found.node = f"{node} (a new node of node group {group})"
+    return found

@@ -14,6 +14,7 @@ from drasnap.store.sql_query import query
 from drasnap.tools.cli import cli
 
 from tests.conftest import Database
+from tests.paths import FIXTURES
 from tests.snapshot.simulation.test_scenarios import write_manifests
 
 MESSAGE = "0/5 nodes are available: 5 cannot allocate all claims."
@@ -187,3 +188,90 @@ def test_explain_node_and_group_are_exclusive(recorded: Path) -> None:
     )
     assert result.exit_code == 2
     assert "--node and --group are exclusive" in result.output
+
+
+WHOLE = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {namespace: partitionable-devices, name: two-full-gpus}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: full
+        exactly:
+          deviceClassName: gpu.example.com
+          count: 2
+          selectors:
+          - cel: {expression: "'full' in device.attributes['gpu.example.com']"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {namespace: partitionable-devices, name: whole}
+spec:
+  containers:
+  - {name: ctr0, image: ubuntu:22.04, resources: {claims: [{name: gpus}]}}
+  resourceClaims:
+  - {name: gpus, resourceClaimTemplateName: two-full-gpus}
+"""
+
+
+@pytest.fixture(scope="module")
+def partitioned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # The partitionable-devices demo (tests/fixtures/demos/): gpu-node-0 has 2 GPUs, each
+    # 4 partitions (20Gi, compute 25) or 1 full device (80Gi, 100) over one counter set. pod0
+    # (2 partitions) goes first and gets gpu-0-partition-0 and -1 (pool order): gpu-0 has 40Gi
+    # and compute 50 left. "whole" asks for 2 full GPUs: gpu-0-full is refused by counters,
+    # gpu-1-full is usable: 1 of 2. The group (maxSize 1) cannot grow.
+    tmp = tmp_path_factory.mktemp("partitioned")
+    dump = tmp / "dump"
+    dump.mkdir()
+    demo = FIXTURES / "demos" / "partitionable-devices"
+    for name in ("node-dump.yaml", "partitionable-devices.yaml"):
+        (dump / name).write_text((demo / name).read_text())
+    (dump / "whole.yaml").write_text(WHOLE)
+    groups = tmp / "groups.yaml"
+    groups.write_text("nodeGroups: [{name: gpu-2x, minSize: 1, maxSize: 1, node: gpu-node-0}]\n")
+    db = tmp / "sim.db"
+    args = ["simulate", "autoscale", str(db), "--from", str(dump), "--node-groups", str(groups)]
+    result = drasnap(*args, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["unschedulable"] == {
+        "partitionable-devices/whole": "0/1 nodes are available: 1 cannot allocate all claims. "
+        "pod didn't trigger scale-up: 1 max node group size reached"
+    }
+    return db
+
+
+def test_explain_partitionable_gpus_on_the_node(partitioned: Path) -> None:
+    pod = "partitionable-devices/whole"
+    result = drasnap("explain", str(partitioned), "--pod", pod, "--node", "gpu-node-0")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    refusal = (
+        "gpu.example.com/gpu-node-0/gpu-0-full (needs gpu-0-counters compute 100 of 50 left, "
+        "memory 80Gi of 40Gi left)"
+    )
+    assert lines[2] == "node gpu-node-0: cannot allocate all claims"
+    assert lines[3].endswith("request full (2 of class gpu.example.com): 10 device(s) on the node")
+    assert lines[4:] == [
+        "  10 pass class selector #0 (device.driver == 'gpu.example.com')",
+        "  2 pass request selector #0 ('full' in device.attributes['gpu.example.com'])",
+        f"  1 refused by counters: {refusal}",
+        "  1 usable, 2 needed",
+        "  closest: gpu.example.com/gpu-node-0/gpu-0-full, stopped by counters: needs "
+        "gpu-0-counters compute 100 of 50 left, memory 80Gi of 40Gi left",
+    ]
+
+
+def test_explain_partitionable_gpus_on_the_groups_template(partitioned: Path) -> None:
+    # A new node of gpu-2x has nothing allocated: both full GPUs are usable, and the pod's
+    # claims fit, as the allocator says (the group is at its maximum: no such node is added).
+    pod = "partitionable-devices/whole"
+    result = drasnap("explain", str(partitioned), "--pod", pod, "--group", "gpu-2x", "--json")
+    assert result.exit_code == 0, result.output
+    devices = json.loads(result.stdout)["devices"]
+    assert devices["fits"] is True
+    assert devices["node"] == "gpu-2x-template (a new node of node group gpu-2x)"
+    (request,) = devices["requests"]
+    assert (request["matching"], request["usable"], request["refused"]) == (2, 2, {})
