@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from drasnap.snapshot.allocation import fields
@@ -389,7 +390,7 @@ def _refusal(
                 wanted = "; ".join(
                     f"{s} "
                     + ", ".join(
-                        f"{k} {format_binary(v)} of {format_binary(left.get(s, {}).get(k, 0))} left"
+                        f"{k} {format_binary(v)} of {format_binary(left.get(s, {}).get(k, Fraction(0)))} left"
                         for k, v in sorted(c.items())
                     )
                     for s, c in device.counters()

@@ -103,7 +103,10 @@ def test_four_partitions_do_not_fit_and_the_closest_is_named() -> None:
     assert request.allocated == {f"{GPU0}-partition-0": [], f"{GPU1}-full": []}
     assert request.closest is not None
     assert (request.closest.device, request.closest.check) == (f"{GPU0}-full", "counters")
-    assert "memory=" in request.closest.reason
+    # gpu-0-partition-0 (20Gi, 25) is held: 60Gi and 75 left of gpu-0's counters.
+    assert request.closest.reason == (
+        "needs gpu-0-counters compute 100 of 75 left, memory 80Gi of 60Gi left"
+    )
 
 
 def test_match_attribute_without_a_common_value() -> None:
