@@ -386,16 +386,7 @@ def _refusal(
         in_use = device.id in search.state.capacity
         if not (multi and in_use):
             if not search._take_counters(device, pool):
-                left = search._available_counters(pool)
-                wanted = "; ".join(
-                    f"{s} "
-                    + ", ".join(
-                        f"{k} {format_binary(v)} of {format_binary(left.get(s, {}).get(k, Fraction(0)))} left"
-                        for k, v in sorted(c.items())
-                    )
-                    for s, c in device.counters()
-                )
-                return DeviceRefusal(name, "counters", f"needs {wanted}")
+                return DeviceRefusal(name, "counters", _counters_text(search, device, pool))
             search._release_counters(device, pool)
     if features.device_taints and device.taints:
         untolerated = [t for t in device.taints if not search._tolerated(t, req)]
@@ -412,6 +403,20 @@ def _refusal(
                 name, "constraint", f"{_kind(constraint)} {constraint.attribute}: no such attribute"
             )
     return None
+
+
+def _counters_text(search: Search, device: Device, pool: Pool) -> str:
+    """What the device's counters need, and what the pool has left of each."""
+    left = search._available_counters(pool)
+    parts = []
+    for set_name, counters in device.counters():
+        have = left.get(set_name, {})
+        amounts = ", ".join(
+            f"{k} {format_binary(v)} of {format_binary(have.get(k, Fraction(0)))} left"
+            for k, v in sorted(counters.items())
+        )
+        parts.append(f"{set_name} {amounts}")
+    return "needs " + "; ".join(parts)
 
 
 def _kind(constraint: Constraint) -> str:
