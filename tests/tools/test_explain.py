@@ -275,3 +275,17 @@ def test_explain_partitionable_gpus_on_the_groups_template(partitioned: Path) ->
     assert devices["node"] == "gpu-2x-template (a new node of node group gpu-2x)"
     (request,) = devices["requests"]
     assert (request["matching"], request["usable"], request["refused"]) == (2, 2, {})
+
+
+def test_the_readme_example_is_what_explain_prints(partitioned: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("### Why, device by device")[1].split("```console\n")[1].split("```")[0]
+    commands = block.split("$ drasnap ")[1:]
+    assert len(commands) == 2
+    for command in commands:
+        line, *shown = command.splitlines()
+        args = line.split()
+        args[1] = str(partitioned)
+        result = drasnap(*args)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines() == shown
