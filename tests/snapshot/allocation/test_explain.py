@@ -255,3 +255,26 @@ def test_agrees_with_the_allocator_on_every_corpus_case(corpus: str, case: dict[
                 name not in r.allocated and name not in {x.device for x in r.refused}
                 for r in requests
             ), (claim, result)
+
+
+@pytest.mark.parametrize(
+    ("template", "fits"), [("nic-10g-in-5g-out", False), ("nic-5g-in-5g-out", True)]
+)
+def test_consumable_capacity_left_on_a_shared_nic(template: str, fits: bool) -> None:
+    # nic-0 allows multiple allocations, 100G ingress. Other claims consumed 95G of it: 10G
+    # more is refused by capacity, 5G fits (the device is not held exclusively: not allocated).
+    objs = _load("net-consumable-capacity")
+    claim = _from_template(objs, template)
+    consumed = [("net.example.com", "net-node-0", "nic-0", {"ingressBandwidth": "95G"})]
+    found = _explain(objs, [claim], allocated_capacity=consumed)
+    assert found.fits is fits
+    (request,) = found.requests
+    assert request.allocated == {}
+    if fits:
+        assert request.usable == 1 and not request.refused
+    else:
+        assert request.refused_by("capacity") == ["net.example.com/net-node-0/nic-0"]
+        assert request.closest is not None and request.closest.check == "capacity"
+        assert request.closest.reason == (
+            "not enough capacity left for ingressBandwidth=10G, egressBandwidth=5G"
+        )
