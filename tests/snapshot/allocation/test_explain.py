@@ -278,3 +278,21 @@ def test_consumable_capacity_left_on_a_shared_nic(template: str, fits: bool) -> 
         assert request.closest.reason == (
             "not enough capacity left for ingressBandwidth=10G, egressBandwidth=5G"
         )
+
+
+def test_prioritized_list_subrequests_each_explained() -> None:
+    # prioritized-gpu: bleeding-edge-gpu (model BLEEDING-EDGE-GPU), huge-gpu (>= 1Ti memory),
+    # older-gpu (any). The node's 2 GPUs are 80Gi LATEST-GPU-MODEL: the first two match none,
+    # the third both; the claim fits (on older-gpu).
+    objs = _load("prioritized-alternatives")
+    claim = _from_template(objs, "prioritized-gpu")
+    found = _explain(objs, [claim])
+    assert found.fits
+    names = [(r.request, r.matching, r.usable) for r in found.requests]
+    assert names == [
+        ("gpu/bleeding-edge-gpu", 0, 0),
+        ("gpu/huge-gpu", 0, 0),
+        ("gpu/older-gpu", 2, 2),
+    ]
+    assert found.requests[0].closest is not None
+    assert found.requests[0].closest.check == "selector"
