@@ -213,6 +213,29 @@ spec:
   - {name: ctr0, image: ubuntu:22.04, resources: {claims: [{name: gpus}]}}
   resourceClaims:
   - {name: gpus, resourceClaimTemplateName: two-full-gpus}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {namespace: partitionable-devices, name: eight-partitions}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: parts
+        exactly:
+          deviceClassName: gpu.example.com
+          count: 8
+          selectors:
+          - cel: {expression: "'partition' in device.attributes['gpu.example.com']"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {namespace: partitionable-devices, name: parts}
+spec:
+  containers:
+  - {name: ctr0, image: ubuntu:22.04, resources: {claims: [{name: gpus}]}}
+  resourceClaims:
+  - {name: gpus, resourceClaimTemplateName: eight-partitions}
 """
 
 
@@ -222,7 +245,8 @@ def partitioned(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # 4 partitions (20Gi, compute 25) or 1 full device (80Gi, 100) over one counter set. pod0
     # (2 partitions) goes first and gets gpu-0-partition-0 and -1 (pool order): gpu-0 has 40Gi
     # and compute 50 left. "whole" asks for 2 full GPUs: gpu-0-full is refused by counters,
-    # gpu-1-full is usable: 1 of 2. The group (maxSize 1) cannot grow.
+    # gpu-1-full is usable: 1 of 2. "parts" asks for 8 partitions: 2 are pod0's, 6 are free.
+    # The group (maxSize 1) cannot grow.
     tmp = tmp_path_factory.mktemp("partitioned")
     dump = tmp / "dump"
     dump.mkdir()
@@ -236,9 +260,10 @@ def partitioned(tmp_path_factory: pytest.TempPathFactory) -> Path:
     args = ["simulate", "autoscale", str(db), "--from", str(dump), "--node-groups", str(groups)]
     result = drasnap(*args, "--json")
     assert result.exit_code == 0, result.output
+    said = "0/1 nodes are available: 1 cannot allocate all claims. pod didn't trigger scale-up: "
     assert json.loads(result.stdout)["unschedulable"] == {
-        "partitionable-devices/whole": "0/1 nodes are available: 1 cannot allocate all claims. "
-        "pod didn't trigger scale-up: 1 max node group size reached"
+        "partitionable-devices/parts": said + "1 max node group size reached",
+        "partitionable-devices/whole": said + "1 max node group size reached",
     }
     return db
 
@@ -289,3 +314,19 @@ def test_the_readme_example_is_what_explain_prints(partitioned: Path) -> None:
         result = drasnap(*args)
         assert result.exit_code == 0, result.output
         assert result.stdout.splitlines() == shown
+
+
+def test_explain_names_the_claims_holding_devices(partitioned: Path) -> None:
+    pod = "partitionable-devices/parts"
+    result = drasnap("explain", str(partitioned), "--pod", pod, "--node", "gpu-node-0", "--json")
+    assert result.exit_code == 0, result.output
+    (request,) = json.loads(result.stdout)["devices"]["requests"]
+    assert (request["matching"], request["usable"], request["count"]) == (8, 6, 8)
+    held = request["allocated"]
+    assert sorted(held) == [
+        "gpu.example.com/gpu-node-0/gpu-0-partition-0",
+        "gpu.example.com/gpu-node-0/gpu-0-partition-1",
+    ]
+    for owners in held.values():
+        (owner,) = owners
+        assert owner.startswith("partitionable-devices/pod0-gpu-partitions-")
