@@ -72,6 +72,8 @@ def explain_cmd(
     Example:
 
         drasnap explain sim.db --name scale-up-1 --pod default/pending-big --node gpu-a-0
+
+        drasnap explain sim.db --pod default/pending-big --group gpu-b --json
     """
     if node is not None and group is not None:
         raise click.UsageError("--node and --group are exclusive: give one")
