@@ -89,7 +89,8 @@ class RequestExplanation:
     allocated: dict[str, list[str]]  # matching device -> claims holding it ([] when unknown)
     refused: list[DeviceRefusal]  # free matching devices refused, in pool order
     usable: int
-    closest: DeviceRefusal | None  # the first device that got furthest (None: one is usable)
+    closest: DeviceRefusal | None  # the first device that got furthest (None: enough usable)
+    alternative: tuple[int, int] | None = None  # prioritized list: (1-based index, how many)
 
     def refused_by(self, check: str) -> list[str]:
         return [r.device for r in self.refused if r.check == check]
@@ -108,11 +109,16 @@ class RequestExplanation:
             "reasons": [r.to_json() for r in self.refused],
             "usable": self.usable,
             "closest": self.closest.to_json() if self.closest else None,
+            "alternative": list(self.alternative) if self.alternative else None,
         }
 
     def lines(self) -> list[str]:
         """The explanation as text, one fact a line (``drasnap explain`` prints them)."""
         head = f"claim {self.claim}, request {self.request} ({self.count} of class "
+        if self.alternative:
+            i, n = self.alternative
+            head = f"claim {self.claim}, request {self.request} (choice {i} of {n}: "
+            head += f"{self.count} of class "
         out = [head + f"{self.device_class}): {self.devices} device(s) on the node"]
         for who, n in self.selectors:
             out.append(f"  {n} pass {who}")
@@ -239,8 +245,10 @@ def explain_allocation(
     explained: list[tuple[RequestExplanation, Request, list[Device]]] = []
     for ci, plan in enumerate(plans):
         for slot in plan.slots:
-            for req in slot.alternatives:
+            for i, req in enumerate(slot.alternatives):
                 found, usable = _explain_request(search, ci, req, pools, owners)
+                if slot.prioritized:
+                    found.alternative = (i + 1, len(slot.alternatives))
                 explained.append((found, req, usable))
     for ci, plan in enumerate(plans):
         mine = [(e, r, u) for e, r, u in explained if r.claim_index == ci]

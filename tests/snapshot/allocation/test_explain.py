@@ -296,3 +296,8 @@ def test_prioritized_list_subrequests_each_explained() -> None:
     ]
     assert found.requests[0].closest is not None
     assert found.requests[0].closest.check == "selector"
+    assert [r.alternative for r in found.requests] == [(1, 3), (2, 3), (3, 3)]
+    head = found.requests[2].lines()[0]
+    assert head.endswith(
+        "request gpu/older-gpu (choice 3 of 3: 1 of class gpu.example.com): 2 device(s) on the node"
+    )
