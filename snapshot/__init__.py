@@ -15,10 +15,15 @@ public names are those of ``__init__.pyi``, loaded when first used.
 """
 
 import lazy_loader
-from drasnap.snapshot.history.views import ALLOCATION_EVENTS, POD_FAILURES_VIEW
+from drasnap.snapshot.history.views import (
+    ALLOCATION_EVENTS,
+    AUTOSCALE_NODES_VIEW,
+    POD_FAILURES_VIEW,
+)
 from drasnap.store.view_registry import register_view
 
 register_view(ALLOCATION_EVENTS)
 register_view(POD_FAILURES_VIEW)  # (after it: a view may read only those registered before)
+register_view(AUTOSCALE_NODES_VIEW)
 
 __getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -45,7 +45,12 @@ def _reasons(failure: PodFailure) -> list[tuple[str, int]]:
 @name_option
 @click.option("--pod", "pod_key", required=True, metavar="NS/NAME", help="The pod.")
 @at_option
-@click.option("--node", metavar="NODE", help="Only this node's reason.")
+@click.option("--node", metavar="NODE", help="This node's reason, and its devices' for each claim.")
+@click.option(
+    "--group",
+    metavar="GROUP",
+    help="Device by device on a new node of this node group (its template).",
+)
 @json_option
 def explain_cmd(
     db: str | None,
@@ -53,28 +58,49 @@ def explain_cmd(
     pod_key: str,
     at: int | None,
     node: str | None,
+    group: str | None,
     as_json: bool,
 ) -> None:
     """Say why a run left a pod unplaced: kube-scheduler's message (0/N nodes are available:
     ...), the reasons and how many nodes gave each, and for a scale-up why a new node of each
-    node group would not take it either; --node gives one node's reason.
+    node group would not take it either; --node gives one node's reason. With --node or
+    --group, below the scheduler's "cannot allocate all claims": for each claim and request,
+    the devices of its class, how many pass each selector, which are already allocated (to
+    which claims), which are refused by capacity, counters, taints or a constraint, and the
+    device that came closest.
 
     Example:
 
         drasnap explain sim.db --name scale-up-1 --pod default/pending-big --node gpu-a-0
+
+        drasnap explain sim.db --pod default/pending-big --group gpu-b --json
     """
+    if node is not None and group is not None:
+        raise click.UsageError("--node and --group are exclusive: give one")
     namespace, slash, pod_name = pod_key.partition("/")
     if not slash or not namespace or not pod_name or "/" in pod_name:
         raise CommandError(f"--pod takes namespace/name, got {pod_key!r}")
     from drasnap.snapshot import POD_FAILURE_KIND, POD_KIND, PodFailure
+    from drasnap.snapshot.simulation import explain_pod_devices
     from drasnap.store import open_state
 
     db, name = store_to_read(db, name)
+    devices = None
     with open_state(db, name=name, at=at) as state:
         value = state.get(POD_FAILURE_KIND, pod_key)
         placed = state.get(POD_KIND, pod_key)
         seq = state.seq
+        if node is not None or group is not None:
+            from drasnap.snapshot import AllocationError, NotFoundError
+
+            try:
+                devices = explain_pod_devices(state, state.kinds(), pod_key, node=node, group=group)
+            except (NotFoundError, AllocationError) as exc:
+                raise CommandError(str(exc)) from exc
     point = f"at seq {seq}" if at is not None else "as stored"
+    if node is not None or group is not None:
+        _echo_devices(name, seq, pod_key, value, node, group, devices, as_json)
+        return
     if value is None:
         if placed is not None:
             where = (placed.get("spec") or {}).get("nodeName")
@@ -93,28 +119,59 @@ def explain_cmd(
         "message": failure.message,
         "context": failure.context,
     }
-    if node is not None:
-        result = failure.node_reason(node)
-        if result is None:
-            raise CommandError(
-                f"the answer for pod {pod_key} does not cover node {node!r} "
-                f"({failure.fit_error.num_all_nodes} nodes were tried; see the run's node names "
-                "with drasnap inspect --kind Node)"
-            )
-        data["node"] = {"name": node, **result.to_json()}
-    else:
-        data["fit_error"] = failure.fit_error.to_json()
-        data["node_groups"] = {
-            g: (r.to_json() if r is not None else None) for g, r in failure.node_groups.items()
-        }
+    data["fit_error"] = failure.fit_error.to_json()
+    data["node_groups"] = {
+        g: (r.to_json() if r is not None else None) for g, r in failure.node_groups.items()
+    }
     if as_json:
         echo_json(data)
         return
     click.echo(f"pod {pod_key}: {failure.message}")
-    if node is not None:
-        click.echo(f"node {node}: {_refusal(failure.node_reason(node))}")
-        return
     for reason, count in _reasons(failure):
         click.echo(f"  {count} node(s): {reason}")
     for group, result in sorted(failure.node_groups.items()):
         click.echo(f"node group {group}, a new node: {_refusal(result)}")
+
+
+def _echo_devices(
+    name: str,
+    seq: int,
+    pod_key: str,
+    value: Any,
+    node: str | None,
+    group: str | None,
+    devices: Any,  # snapshot.simulation.explain_pod_devices's answer
+    as_json: bool,
+) -> None:
+    """--node / --group: the scheduler's answer for the node (when the run recorded one), then
+    the claims device by device."""
+    from drasnap.snapshot import PodFailure
+
+    data: dict[str, Any] = {"store": name, "seq": seq, "pod": pod_key}
+    lines = []
+    if value is not None:
+        failure = PodFailure.from_json(pod_key, value)
+        data["message"] = failure.message
+        lines.append(f"pod {pod_key}: {failure.message}")
+        if node is not None:
+            result = failure.node_reason(node)
+            data["node"] = {"name": node, **(result.to_json() if result else {})}
+            if result is not None:
+                lines.append(f"node {node}: {_refusal(result)}")
+        else:
+            assert group is not None
+            data["node_group"] = {"name": group}
+            if group in failure.node_groups:
+                found = failure.node_groups[group]
+                data["node_group"]["result"] = found.to_json() if found else None
+                lines.append(f"node group {group}, a new node: {_refusal(found)}")
+    data["devices"] = devices.to_json() if devices is not None else None
+    if devices is None:
+        lines.append(f"pod {pod_key} has no claim left to allocate: nothing below the scheduler")
+    else:
+        lines.extend(devices.lines())
+    if as_json:
+        echo_json(data)
+        return
+    for line in lines:
+        click.echo(line)

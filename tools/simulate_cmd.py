@@ -291,7 +291,8 @@ def simulate_cmd(
     pending pods go to existing nodes first, the binpacking estimator sizes each node group,
     the expander chooses one, and underutilized nodes whose pods fit elsewhere are removed.
     Its result: placed_on_existing, added (group: nodes), removed, kept (node: reason),
-    unschedulable (pod: reason), warnings.
+    unremovable (node: the cluster-autoscaler's UnremovableReason), unschedulable (pod: the
+    scheduler's reason, then the cluster-autoscaler's NotTriggerScaleUp text), warnings.
 
     --from-db DB starts from what `drasnap record` recorded (the recording --from-name, as of
     seq --from-at): its objects are written once, as List files, beside the simulation's
@@ -461,8 +462,10 @@ def _autoscale_summary(data: dict[str, Any]) -> None:
         click.echo(f"node group {group}: remove {len(nodes)} node(s): {', '.join(nodes)}")
     if not data["added"] and not data["removed"]:
         click.echo("no node to add or remove")
+    names = data.get("unremovable") or {}
     for node, reason in data["kept"].items():
-        click.echo(f"kept {node}: {reason}")
+        ca = f" ({names[node]})" if names.get(node) else ""
+        click.echo(f"kept {node}: {reason}{ca}")
     for pod, reason in data["unschedulable"].items():
         click.echo(f"unschedulable {pod}: {reason}")
 

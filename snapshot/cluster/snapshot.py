@@ -42,6 +42,7 @@ from types import TracebackType
 from typing import Any
 
 from drasnap.snapshot.allocation.allocator import allocate
+from drasnap.snapshot.allocation.explain import AllocationExplanation, explain_allocation
 from drasnap.snapshot.cluster.node_index import NodeIndex
 from drasnap.snapshot.cluster.placement import (
     PlacementIndex,
@@ -590,6 +591,51 @@ class ClusterSnapshot:
         if pod.extended_claim is not None:
             extended = (pod.extended_claim, pod.extended_requests)
         return _Placement(node, list(zip(pod.pending.values(), results, strict=True)), extended)
+
+    def explain_devices(self, pod: KubeObject, node_name: str) -> AllocationExplanation | None:
+        """Why ``pod``'s claims do (not) fit ``node_name``'s devices, device by device
+        (`snapshot.allocation.explain`), on the same inputs as the scheduler's DRA filter; None
+        when the pod has no claim left to allocate.
+
+        Raises:
+            NotFoundError: the pod references a claim that is not tracked, or the node is not
+                in the snapshot.
+            AllocationError: as the allocator raises it for the pod's claims.
+        """
+        node: KubeObject | None = self._store.get(NODE_KIND, node_name)
+        if node is None:
+            raise NotFoundError(f"node {node_name!r} is not in the cluster")
+        prepared = self._on_node(self._prepare(pod), node)
+        if not prepared.pending:
+            return None
+        claims = self.dra.resource_claims
+        shares, consumed = claims.allocated_shares()
+        dedicated: AbstractSet[DeviceID] = claims.allocated_devices_view()
+        if shares and not self._features.consumable_capacity:
+            dedicated = dedicated | {share[:3] for share in shares}
+            shares, consumed = (), ()
+        owners: dict[tuple[str, str, str], list[str]] = {}
+        for key, claim in sorted(self._store.items(CLAIM_KIND).items()):
+            allocation = (claim.get("status") or {}).get("allocation") or {}
+            for result in (allocation.get("devices") or {}).get("results") or ():
+                device = (
+                    str(result.get("driver")),
+                    str(result.get("pool")),
+                    str(result.get("device")),
+                )
+                owners.setdefault(device, []).append(key)
+        return explain_allocation(
+            node,
+            list(prepared.pending.values()),
+            classes=self.dra.device_classes.list(),
+            slices=self._slices_for(node_name),
+            allocated_devices=dedicated,
+            allocated_shared_devices=shares,
+            allocated_capacity=consumed,
+            features=self._features,
+            device_taint_rules=self.dra.device_taint_rules.list(),
+            owners=owners,
+        )
 
     def _apply(self, pod: KubeObject, placement: _Placement) -> None:
         node_name = name_of(placement.node)

@@ -11,12 +11,16 @@ it is journaled, replays, is read ``--at`` a seq and shows in SQL. The value:
 - ``node_groups``: for a scale-up, why a new node of each group would not take the pod either
   (a NodeResult's JSON; ``null`` when a new node would, but the run placed the pod nowhere,
   e.g. that group was not the one chosen);
-- ``context``: what the run was doing (``scale-up``).
+- ``context``: what the run was doing (``scale-up``, ``autoscale``);
+- ``autoscaler`` (autoscale only): the cluster-autoscaler's NotTriggerScaleUp text,
+  ``pod didn't trigger scale-up: 2 cannot allocate all claims, 1 max node group size reached``
+  (`snapshot.autoscaler.status`).
 
 The view is the snapshot's, as ``allocation_events`` is (registered with the store on import):
 one row per recorded failure in each store's current state. Columns: ``store_id``, ``store``,
 ``pod`` (``namespace/name``), ``pod_namespace``, ``pod_name``, ``message``, ``nodes`` (how
-many nodes the message counts), ``context``, ``value`` (the whole record as JSON text).
+many nodes the message counts), ``context``, ``autoscaler``, ``value`` (the whole record as
+JSON text).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class PodFailure:
     fit_error: FitError
     node_groups: Mapping[str, NodeResult | None] = field(default_factory=dict)
     context: str = ""
+    autoscaler: str = ""  # the cluster-autoscaler's NotTriggerScaleUp text, when a loop ran
 
     @property
     def message(self) -> str:
@@ -60,6 +65,8 @@ class PodFailure:
                 for g, r in sorted(self.node_groups.items())
             },
             "context": self.context,
+            # Only when set: the records of runs that have none keep their digests.
+            **({"autoscaler": self.autoscaler} if self.autoscaler else {}),
         }
 
     @classmethod
@@ -74,6 +81,7 @@ class PodFailure:
                 FitError.from_json(data["fit_error"]),
                 {g: NodeResult.from_json(r) if r is not None else None for g, r in groups.items()},
                 str(data.get("context") or ""),
+                str(data.get("autoscaler") or ""),
             )
         except (ObjectValidationError, AttributeError, TypeError) as exc:
             raise ObjectValidationError(f"{POD_FAILURE_KIND} {pod}: {exc}") from exc

@@ -21,7 +21,7 @@ from typing import Final
 
 from drasnap.store.view_registry import View, iso_utc_sql
 
-__all__ = ["ALLOCATION_EVENTS", "POD_FAILURES_VIEW"]
+__all__ = ["ALLOCATION_EVENTS", "AUTOSCALE_NODES_VIEW", "POD_FAILURES_VIEW"]
 
 # One row per allocated (or released) device per allocation event. An event is a put or
 # delete of a ResourceClaim whose status.allocation differs from the claim's allocation just
@@ -168,6 +168,7 @@ SELECT store_id, store, key AS pod,
   json_extract(value, '$.message') AS message,
   json_extract(value, '$.fit_error.nodes') AS nodes,
   json_extract(value, '$.context') AS context,
+  json_extract(value, '$.autoscaler') AS autoscaler,
   value
 FROM current_objects
 WHERE kind = 'PodFailure'
@@ -180,6 +181,7 @@ SELECT store_id, store, key AS pod,
   value::jsonb ->> 'message' AS message,
   (value::jsonb #>> '{fit_error,nodes}')::integer AS nodes,
   value::jsonb ->> 'context' AS context,
+  value::jsonb ->> 'autoscaler' AS autoscaler,
   value
 FROM current_objects
 WHERE kind = 'PodFailure'
@@ -187,4 +189,32 @@ WHERE kind = 'PodFailure'
 
 POD_FAILURES_VIEW: Final = View(
     "pod_failures", sqlite=_POD_FAILURES_SQLITE, postgresql=_POD_FAILURES_POSTGRESQL
+)
+
+
+# autoscale_nodes: one row per scale-down decision of an autoscale run (AutoscaleDecision
+# ``node/<name>``, snapshot.simulation.autoscale) in each store's current state: removed, or
+# kept with drasnap's reason and the cluster-autoscaler's UnremovableReason name.
+_AUTOSCALE_NODES_SQLITE = """
+SELECT store_id, store, substr(key, 6) AS node,
+  json_extract(value, '$.removed') AS removed,
+  json_extract(value, '$.reason') AS reason,
+  json_extract(value, '$.unremovable') AS unremovable,
+  value
+FROM current_objects
+WHERE kind = 'AutoscaleDecision' AND substr(key, 1, 5) = 'node/'
+"""
+
+_AUTOSCALE_NODES_POSTGRESQL = """
+SELECT store_id, store, substr(key, 6) AS node,
+  (value::jsonb ->> 'removed')::boolean AS removed,
+  value::jsonb ->> 'reason' AS reason,
+  value::jsonb ->> 'unremovable' AS unremovable,
+  value
+FROM current_objects
+WHERE kind = 'AutoscaleDecision' AND substr(key, 1, 5) = 'node/'
+"""
+
+AUTOSCALE_NODES_VIEW: Final = View(
+    "autoscale_nodes", sqlite=_AUTOSCALE_NODES_SQLITE, postgresql=_AUTOSCALE_NODES_POSTGRESQL
 )

@@ -3,6 +3,7 @@
 from . import generated
 from .autoscale import decisions_so_far
 from .autoscale_config import files_digest
+from .explain import explain_pod_devices
 from .inputs import Cluster, source_digest
 from .lifecycle import RunSession
 from .plan import PLAN_KEY, RUN_KEY, SIM_KIND
@@ -53,10 +54,11 @@ __all__ = [
     "StopRequest",
     "Sweep",
     "SweepFileError",
-    "decisions_so_far",
     "choose_store",
     "compare_rows",
+    "decisions_so_far",
     "differing",
+    "explain_pod_devices",
     "files_digest",
     "find_run",
     "fresh_name",

@@ -57,6 +57,7 @@ from drasnap.snapshot.autoscaler.estimator import (
     pod_signature,
 )
 from drasnap.snapshot.autoscaler.expanders import Option, choose
+from drasnap.snapshot.autoscaler.status import MAX_SIZE_REACHED, not_trigger_scale_up
 from drasnap.snapshot.autoscaler.utilization import UtilizationError, node_utilization
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import SchedulingError
@@ -78,7 +79,6 @@ CURSOR_KEY = "cursor"  # the last node a pod went to (CA's lastIndexOrderMapping
 TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler"
 WARNINGS_KEY = "warnings"
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
-MAX_SIZE_REACHED = "max node group size reached"
 
 
 def setup(sim: Sim, cluster: Cluster, settings: dict[str, Any]) -> dict[str, Any]:
@@ -234,6 +234,11 @@ def decisions(store: _Reader, plan: dict[str, Any]) -> dict[str, Any]:
         "removed": removed,
         "removed_by_group": removed_by_group,
         "kept": {n: d["reason"] for n, d in nodes if d is not None and not d["removed"]},
+        "unremovable": {
+            n: d.get("unremovable") or unremovable_reason(d["reason"])
+            for n, d in nodes
+            if d is not None and not d["removed"]
+        },
         "unschedulable": {k: d["unschedulable"] for k, d in pods if d and d.get("unschedulable")},
         "ignored": dict(store.get(DECISION_KIND, IGNORED_KEY) or {}),
         "unneeded": [
@@ -363,6 +368,7 @@ def _estimate_group(
     limit = _limit(plan, results, group)
     if pending and limit <= 0:
         record["reasons"] = {key_of(p): MAX_SIZE_REACHED for p in pending}
+        record["skipped"] = [MAX_SIZE_REACHED]  # CA's SkippedReasons, for every pod
     elif pending:
         sim.fork(f"estimate node group {group.name}")
         found = _run_estimator(cs, group, pending, limit)
@@ -380,6 +386,8 @@ def _estimate_group(
             refusal = refused.node_result(probe) if refused is not None else None
             if refusal is not None:
                 reason = refusal.message
+                # The failing predicate's reasons, each counted by CA's ReasonsMessage.
+                record.setdefault("rejected", {})[key_of(pod)] = list(refusal.reasons)
             else:
                 reason = MAX_SIZE_REACHED if found.limited else "not placed by the estimator"
             record["reasons"][key_of(pod)] = reason
@@ -440,6 +448,7 @@ def _scale_up(
         placed = len(found.pods)
     store.put(DECISION_KIND, SCALE_UP_KEY, chosen)
     unschedulable = 0
+    texts: dict[str, str] = {}
     for pod in _pending(sim, plan):
         key = key_of(pod)
         decision = store.get(DECISION_KIND, f"pod/{key}") or {}
@@ -452,18 +461,14 @@ def _scale_up(
         elif not groups:
             tail = "pod didn't trigger scale-up: no node groups"
         else:
-            counts = Counter(
-                estimates[g.name].get("reasons", {}).get(key, "no pending pods") for g in groups
-            )
-            tail = "pod didn't trigger scale-up: " + ", ".join(
-                sorted(f"{n} {reason}" for reason, n in counts.items())
-            )
+            tail = not_trigger_scale_up(*_group_reasons(estimates, groups, key))
+        texts[key] = tail
         reason = f"{decision.get('why') or ''} {tail}".strip()
         store.put(DECISION_KIND, f"pod/{key}", {**decision, "unschedulable": reason})
         unschedulable += 1
     # The scheduler's answer and each group's, as PodFailure records: `drasnap explain` and
-    # the pod_failures view read them, as for a scale-up.
-    record_unschedulable(sim, list(_pending(sim, plan)), groups, "autoscale")
+    # the pod_failures view read them, as for a scale-up (with CA's text).
+    record_unschedulable(sim, list(_pending(sim, plan)), groups, "autoscale", texts)
     return {
         **results,
         "placed": results["placed"] + placed,
@@ -471,6 +476,25 @@ def _scale_up(
         "added": chosen["added"],
         "unschedulable": unschedulable,
     }
+
+
+def _group_reasons(
+    estimates: dict[str, Any], groups: list[NodeGroup], key: str
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(rejected, skipped) for CA's ReasonsMessage: each group's failing predicate reasons for
+    the pod, or the reason it was skipped for every pod; another reason the estimate gave
+    (the group filled up) counts as that group's one reason."""
+    rejected: dict[str, list[str]] = {}
+    skipped: dict[str, list[str]] = {}
+    for group in groups:
+        found = estimates[group.name]
+        if found.get("skipped"):
+            skipped[group.name] = list(found["skipped"])
+        elif key in found.get("rejected", {}):
+            rejected[group.name] = list(found["rejected"][key])
+        else:
+            rejected[group.name] = [found.get("reasons", {}).get(key, "no pending pods")]
+    return rejected, skipped
 
 
 # -- the last two steps: scale-down -----------------------------------------------------------
@@ -575,7 +599,12 @@ def _simulate_scale_down(
     sim.store.put(DECISION_KIND, CURSOR_KEY, cursor)
     sim.store.put(DECISION_KIND, SCALE_DOWN_KEY, {"unneeded": unneeded, "removed": removed})
     for node in plan["candidates"]:
-        decision = {"removed": node in removed, "reason": kept.get(node)}
+        reason = kept.get(node)
+        decision = {
+            "removed": node in removed,
+            "reason": reason,
+            "unremovable": unremovable_reason(reason),
+        }
         sim.store.put(DECISION_KIND, f"node/{node}", decision)
     return {**results, "kept": len(plan["candidates"]) - len(removed)}
 
@@ -647,6 +676,34 @@ def _apply_scale_down(sim: Sim, plan: dict[str, Any], results: dict[str, Any]) -
         "removed": len(chosen),
         "removed_from": removed_from,
     }
+
+
+# CA's UnremovableReason (simulator/cluster.go) for each reason text drasnap gives a kept node,
+# by the text's start.
+_UNREMOVABLE = (
+    ("not in an autoscaled node group", "NotAutoscaled"),
+    ("scale-down disabled by annotation", "ScaleDownDisabledAnnotation"),
+    ("being deleted", "CurrentlyBeingDeleted"),
+    ("node group ", "NodeGroupMinSizeReached"),
+    ("utilization not known", "UnexpectedError"),
+    ("not underutilized", "NotUnderutilized"),
+)
+# Unneeded nodes this loop leaves for a later one (the budgets, the planner's
+# unneededNodesLimit) are not unremovable in CA's status: they have no UnremovableReason.
+_NOT_UNREMOVABLE = ("unneeded, but ", "not simulated: ")
+
+
+def unremovable_reason(reason: str | None) -> str | None:
+    """The cluster-autoscaler's UnremovableReason name for a kept node's reason (None for a
+    node removed, or unneeded but left for a later loop)."""
+    if reason is None or reason.startswith(_NOT_UNREMOVABLE):
+        return None
+    for start, name in _UNREMOVABLE:
+        if reason.startswith(start):
+            return name
+    if reason.startswith("pod "):
+        return "BlockedByPod" if " blocks its removal: " in reason else "NoPlaceToMovePods"
+    return "NotUnneededOtherReason"
 
 
 def _try_remove(

@@ -15,7 +15,7 @@ constraints the filters do not check (``snapshot.scheduling.pod_warnings``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from drasnap.snapshot.errors import SchedulingError
 from drasnap.snapshot.history.pod_failures import POD_FAILURE_KIND, PodFailure
@@ -45,9 +45,15 @@ def _group_reason(sim: Sim, group: NodeGroup, pod: KubeObject) -> NodeResult | N
 
 
 def record_unschedulable(
-    sim: Sim, pending: Iterable[KubeObject], groups: Sequence[NodeGroup], context: str
+    sim: Sim,
+    pending: Iterable[KubeObject],
+    groups: Sequence[NodeGroup],
+    context: str,
+    autoscaler: Mapping[str, str] | None = None,
 ) -> int:
-    """Write a PodFailure for each of ``pending`` not placed; returns how many were written."""
+    """Write a PodFailure for each of ``pending`` not placed; returns how many were written.
+    ``autoscaler``: the cluster-autoscaler's text for a pod (``pod didn't trigger scale-up:
+    ...``), by ``namespace/name``."""
     cs = sim.cluster
     written = 0
     for pod in pending:
@@ -59,7 +65,8 @@ def record_unschedulable(
         except SchedulingError:
             continue  # it fits an existing node: not unschedulable
         groups_answer = {g.name: _group_reason(sim, g, pod) for g in groups}
-        failure = PodFailure(key_of(pod), error, groups_answer, context)
+        said = (autoscaler or {}).get(key_of(pod), "")
+        failure = PodFailure(key_of(pod), error, groups_answer, context, said)
         sim.store.put(POD_FAILURE_KIND, failure.pod, failure.to_json())
         written += 1
     return written

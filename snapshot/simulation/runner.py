@@ -154,7 +154,8 @@ def _outcome(
         state_digest=sim.store.state_digest(),
         resumed=resumed,
         extra={
-            "unschedulable": unschedulable(sim.store),
+            # Autoscale's result has them with the cluster-autoscaler's NotTriggerScaleUp text.
+            **({} if "unschedulable" in result else {"unschedulable": unschedulable(sim.store)}),
             "warnings": run_warnings(sim.store, scale_up.PENDING_KIND),
         },
     )
