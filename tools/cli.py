@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("replay_cmd", "Replay a run's journal into a fresh store (--verify)."),
     "diff": ("diff_cmd", "Compare a run's state at two points of its journal."),
     "query": ("query_cmd", "Run one read-only SQL statement and print its rows."),
+    "report": ("report_cmd", "Write one self-contained HTML page of a run."),
     "bench": ("bench_cmd", "Measure the store backends on the simulations' workloads."),
     "demo": ("demo_cmd", "A tour of the versioned store on a SQLite file."),
 }
