@@ -142,7 +142,7 @@ def heat_chart(report: RunReport) -> str | None:
 
     width = max(len(cells) for _, cells in report.heat)
     matrix = [cells + [float("nan")] * (width - len(cells)) for _, cells in report.heat]
-    fig, ax = _figure(10, min(1.0 + 0.12 * len(matrix), 9))
+    fig, ax = _figure(10, min(1.0 + 0.12 * len(matrix), 5))
     if report.heat_binned:
         image = ax.imshow(matrix, aspect="auto", cmap="Blues", vmin=0, vmax=1, interpolation="none")
         fig.colorbar(image, ax=ax, label="share allocated")

@@ -21,6 +21,7 @@ from drasnap.snapshot.history.pod_failures import POD_FAILURE_KIND, PodFailure
 from drasnap.snapshot.k8s.kinds import CLAIM_KIND, SLICE_KIND
 from drasnap.snapshot.scheduling import NodeResult
 from drasnap.snapshot.simulation.autoscale import decisions_so_far
+from drasnap.snapshot.simulation.plan import PLAN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.runs import RunInfo, find_run
 from drasnap.store import Fate, Journal, MemoryStore, Store, open_state
 
@@ -29,7 +30,7 @@ __all__ = ["LIMITS", "RunReport", "Table", "gather"]
 #: Past these sizes the page aggregates: ``rows`` rows per table, ``nodes`` nodes drawn one by
 #: one in a chart (more are binned), ``points`` points of the journal's depth line, ``before``
 #: nodes whose utilization before the run is rebuilt by replaying the journal.
-LIMITS = {"rows": 300, "nodes": 120, "points": 1500, "before": 20_000, "claims": 20}
+LIMITS = {"rows": 300, "nodes": 120, "points": 1500, "before": 10_000, "claims": 20}
 
 
 @dataclass
@@ -163,10 +164,13 @@ def gather(db: str, name: str, *, claim: str | None = None) -> RunReport:
         _pending(report, store)
         _devices(report, cs, store)
         after = {n: _usage(cs, n) for n in cs.node_names()}
+        # The claim shown by default: of the first claims by name, the one with most events.
+        candidates = [claim] if claim is not None else sorted(store.keys(CLAIM_KIND))
+        plan = store.get(SIM_KIND, PLAN_KEY) or {}
     with Journal.open(db, name=name) as journal:
         _shape(report, journal)
-        before = _before(report, db, journal)
-        _claim_history(report, journal, claim)
+        before = _before(report, db, journal, len(plan.get("candidates") or ()))
+        _claim_history(report, journal, candidates[: LIMITS["claims"]])
     if info.scenario in ("scale-down", "autoscale"):
         _nodes(report, before, after)
     return report
@@ -355,9 +359,16 @@ def _shape(report: RunReport, journal: Journal) -> None:
     report.checkpoints = [info.checkpoint_seq] if info.checkpoint_seq else []
 
 
-def _before(report: RunReport, db: str, journal: Journal) -> dict[str, Any]:
-    """Each node's utilization before the run's first fork (the journal replayed to it)."""
+def _before(report: RunReport, db: str, journal: Journal, nodes: int) -> dict[str, Any]:
+    """Each node's utilization before the run's first fork (the journal replayed to it), for
+    at most ``LIMITS["before"]`` ``nodes`` (the run's candidates)."""
     if report.info.scenario not in ("scale-down", "autoscale"):
+        return {}
+    if nodes > LIMITS["before"]:
+        report.aggregated.append(
+            f"utilization before the run: not rebuilt for {nodes} nodes (over "
+            f"{LIMITS['before']}, the journal would be replayed); only after"
+        )
         return {}
     layers = journal.layers()
     if not layers:
@@ -367,13 +378,6 @@ def _before(report: RunReport, db: str, journal: Journal) -> dict[str, Any]:
         return {}
     mem = MemoryStore()
     with open_state(db, name=report.name, at=first) as state:
-        count = len(state.items("Node"))
-        if count > LIMITS["before"]:
-            report.aggregated.append(
-                f"utilization before the run: not rebuilt for {count} nodes (over "
-                f"{LIMITS['before']}); only after"
-            )
-            return {}
         for kind in state.kinds():
             for key, value in state.items(kind).items():
                 mem.put(kind, key, value)
@@ -444,20 +448,16 @@ def _pct(u: tuple[float, float, float] | None) -> str:
     return " / ".join(f"{round(v * 100)}%" for v in u)
 
 
-def _claim_history(report: RunReport, journal: Journal, claim: str | None) -> None:
-    if claim is None:
-        # The claim with the most events among the first few of the journal's claims.
-        keys = sorted({r.key for r in journal.kind_writes(CLAIM_KIND)[:5000] if r.key})
-        best: tuple[int, str] | None = None
-        for key in keys[: LIMITS["claims"]]:
-            n = len(allocation_history(journal, claim=key))
-            if best is None or n > best[0]:
-                best = (n, key)
-        claim = best[1] if best else None
-    report.chosen_claim = claim
-    if claim is None:
+def _claim_history(report: RunReport, journal: Journal, candidates: list[str]) -> None:
+    best: tuple[int, str, list[Any]] | None = None
+    for key in candidates:
+        found = allocation_history(journal, claim=key)
+        if best is None or len(found) > best[0]:
+            best = (len(found), key, found)
+    if best is None:
         return
-    events = allocation_history(journal, claim=claim)
+    _, claim, events = best
+    report.chosen_claim = claim
     rows = [
         [
             e.seq,

@@ -167,8 +167,8 @@ def render(report: RunReport) -> str:
         out.append(
             _figure(
                 drawn["devices"],
-                "Devices per node (rows) in slice order: free, allocated, or shared by "
-                "several claims.",
+                "Devices per node (rows; the nodes of the last checkpoint) in slice order: "
+                "free, allocated, or shared by several claims.",
             )
         )
     else:
