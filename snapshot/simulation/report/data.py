@@ -113,12 +113,14 @@ def _when(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
 
 
-def _usage(cs: ClusterSnapshot, node: str) -> tuple[float, float, float] | None:
+def _usage(cs: ClusterSnapshot, node: str) -> tuple[float, float, float, str] | None:
+    """cpu, memory, DRA (its most used pool or counter, named last), or None where upstream
+    cannot compute it."""
     try:
         u = node_utilization(cs, node)
     except UtilizationError:
         return None
-    return (u.cpu, u.memory, u.dra)
+    return (u.cpu, u.memory, u.dra, u.resource if u.dra else "")
 
 
 def gather(db: str, name: str, *, claim: str | None = None) -> RunReport:
@@ -238,26 +240,35 @@ def _pending(report: RunReport, store: Store) -> None:
         reasons = _reasons(failure)
         main = reasons[0][0] if reasons else ""
         reason_count[main] += 1
+        groups = "; ".join(f"{g}: {_refusal(r)}" for g, r in sorted(failure.node_groups.items()))
         rows.append(
             [
                 key,
                 key.partition("/")[0],
                 failure.message,
                 "; ".join(f"{n} node(s): {r}" for r, n in reasons),
+                groups or "-",
                 main,
             ]
         )
     table = Table(
         "pending",
         "Pending pods and the scheduler's message",
-        ["pod", "namespace", "message", "reasons (node count)", "first reason"],
+        [
+            "pod",
+            "namespace",
+            "message",
+            "reasons (node count)",
+            "a new node of each group",
+            "first reason",
+        ],
         rows,
         _sql(
             report.db,
             f"SELECT pod, pod_namespace, message FROM pod_failures WHERE store = '{report.name}'",
         ),
         note="drasnap explain DB --name RUN --pod NS/NAME says more for one pod.",
-        filters={"first reason": 4, "namespace": 1},
+        filters={"first reason": 5, "namespace": 1},
     )
     if len(rows) > LIMITS["rows"]:
         counts = ", ".join(f"{n} x {r}" for r, n in reason_count.most_common(5))
@@ -442,10 +453,11 @@ def _nodes(report: RunReport, before: dict[str, Any], after: dict[str, Any]) -> 
     report.utilization = {n: (before.get(n), after.get(n)) for n in names}
 
 
-def _pct(u: tuple[float, float, float] | None) -> str:
+def _pct(u: tuple[float, float, float, str] | None) -> str:
     if u is None:
         return "-"
-    return " / ".join(f"{round(v * 100)}%" for v in u)
+    text = " / ".join(f"{round(v * 100)}%" for v in u[:3])
+    return f"{text} ({u[3]})" if u[3] else text
 
 
 def _claim_history(report: RunReport, journal: Journal, candidates: list[str]) -> None:
