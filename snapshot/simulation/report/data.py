@@ -184,15 +184,19 @@ def _decisions(report: RunReport, store: Store, results: dict[str, Any]) -> None
     if auto is not None:
         report.warnings = list(auto.get("warnings") or [])
         chosen = auto.get("node_group")
+        expander = (report.info.settings or {}).get("expander") or "least-waste"
         rows = []
         for group, est in sorted(auto["estimates"].items()):
             report.estimates[group] = (est["nodes"], est["pods"])
             added = auto["added"].get(group, 0)
-            why = "chosen by the expander" if group == chosen else "not chosen"
+            why = (
+                f"chosen by the expander ({expander})"
+                if group == chosen
+                else f"places pods, but the expander ({expander}) chose {chosen}"
+            )
             if est["pods"] == 0:
                 why = "its new nodes take none of the pending pods"
             rows.append([group, est["nodes"], est["pods"], added, why])
-        expander = (report.info.settings or {}).get("expander") or "least-waste"
         report.tables["groups"] = Table(
             "groups",
             "Node groups: estimates and the expander's choice",
