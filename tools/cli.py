@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("diff_cmd", "Compare a run's state at two points of its journal."),
     "export": ("export_cmd", "Write a run's objects at a seq as --from files (--redact)."),
     "query": ("query_cmd", "Run one read-only SQL statement and print its rows."),
+    "report": ("report_cmd", "Write one self-contained HTML page of a run."),
     "bench": ("bench_cmd", "Measure the store backends on the simulations' workloads."),
     "demo": ("demo_cmd", "A tour of the versioned store on a SQLite file."),
 }
