@@ -27,6 +27,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
 from tests.conftest import Database
+from tests.migrations.sql_doc import examples
+from tests.snapshot.simulation.test_scenarios import write_manifests
 
 Objects = dict[tuple[str, str], Any]
 
@@ -123,6 +125,28 @@ def test_as_of_joins_a_statement_of_its_own_with(tmp_path: Path) -> None:
     sql = "-- the value of a\nWITH a AS (SELECT value FROM objects_as_of) SELECT value FROM a"
     assert query(db, sql, as_of=3).rows == [("2",)]
     assert query(db, sql, as_of=4).rows == [("1",)]
+
+
+def test_the_docs_node_at_pod_failure_example(database: Database, tmp_path: Path) -> None:
+    """docs/sql.md's example on a run that leaves pending-big unplaced (tests/tools/test_explain):
+    the node's allocatable as inspect --at the failure's seq shows it."""
+    directory = write_manifests(tmp_path / "dump")
+    run = CliRunner().invoke(
+        cli, ["simulate", "scale-up", database.target, "--from", str(directory)]
+    )
+    assert run.exit_code == 0, run.output
+    dialect = "postgresql" if database.kind == "postgres" else "sqlite"
+    sql = examples(dialect)["node-at-pod-failure"].replace("group-0-00000", "gpu-a-0")
+    rows = query(database.target, sql).rows
+    with Journal.open(database.target, name="scale-up-1") as journal:
+        failed = max(r.seq for r in journal.records() if r.kind == "PodFailure")
+    node = _state_at(database.target, "scale-up-1", failed)[("Node", "gpu-a-0")]
+    assert [(pod, seq, name) for pod, seq, name, *_ in rows] == [
+        ("default/pending-big", failed, "gpu-a-0")
+    ]
+    allocatable = rows[0][-1]
+    allocatable = orjson.loads(allocatable) if isinstance(allocatable, str) else allocatable
+    assert allocatable == node["status"]["allocatable"]
 
 
 # -- object_versions against a replay of the journal ---------------------------------------------
