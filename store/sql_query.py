@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drasnap.store import _sql
+from drasnap.store.as_of import with_as_of
 from drasnap.store.errors import DatabaseError, InvalidValueError, NotADatabaseError, ReadOnlyError
 from drasnap.store.sql_lexer import Token, pg_tokens, sqlite_code
 from drasnap.store.sql_refused import pg_refused, sqlite_refused
@@ -271,11 +272,19 @@ def _authorizer(denied: list[str]) -> Callable[..., int]:
 _PREFIX = "drasnap query is read-only: "
 
 
-def query(target: str | os.PathLike[str], sql: str, *, max_rows: int | None = None) -> QueryResult:
+def query(
+    target: str | os.PathLike[str],
+    sql: str,
+    *,
+    max_rows: int | None = None,
+    as_of: int | None = None,
+) -> QueryResult:
     """Run one read-only statement on the database ``target`` (a path or a URL).
 
     ``max_rows`` limits the rows fetched (None: all of them). The statement is checked
-    (:func:`check`) before anything connects to the database.
+    (:func:`check`) before anything connects to the database. With ``as_of``, the statement
+    (a ``SELECT`` or ``WITH``) may read ``objects_as_of``: every store's live objects as of
+    that journal seq (``store.as_of``).
 
     Raises:
         ReadOnlyError: the statement would write (INSERT, UPDATE, DELETE, DROP, ATTACH, ...)
@@ -285,7 +294,9 @@ def query(target: str | os.PathLike[str], sql: str, *, max_rows: int | None = No
         DatabaseError: the database refused the statement (syntax error, unknown table, ...).
     """
     info = _sql.parse_target(target)
-    check(sql, info.dialect)
+    kind = check(sql, info.dialect)
+    if as_of is not None:
+        sql = with_as_of(sql, as_of, info.dialect, kind)
     if info.path is not None and not info.path.exists():
         raise NotADatabaseError(f"{info.display} does not exist: give a drasnap database")
     return run_read_only(info, sql, max_rows)

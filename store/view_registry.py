@@ -17,7 +17,7 @@ _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 #: Views and tables the migrations own: a registered view cannot take their names.
 #: (``tests/store/test_registered_views.py`` keeps the tables in step with ``store.tables``,
 #: which is not imported here: it would load the SQL library with the first view.)
-STORE_VIEWS = frozenset({"current_objects", "layer_history"})
+STORE_VIEWS = frozenset({"current_objects", "layer_history", "object_versions", "objects_as_of"})
 STORE_TABLES = frozenset({"stores", "layers", "entries", "journal", "registered_views"})
 
 

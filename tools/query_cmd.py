@@ -15,8 +15,21 @@ from drasnap.tools.output import cell, echo_json, render_table
 @json_option
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV with a header row.")
 @click.option("--limit", type=click.IntRange(min=1), help="Fetch at most this many rows.")
+@click.option(
+    "--as-of",
+    "as_of",
+    type=click.IntRange(min=0),
+    metavar="SEQ",
+    help="Let a SELECT or WITH statement read objects_as_of: each store's live objects as of "
+    "journal seq SEQ, as drasnap inspect --at SEQ shows them.",
+)
 def query_cmd(
-    args: tuple[str, ...], db_option: str | None, as_json: bool, as_csv: bool, limit: int | None
+    args: tuple[str, ...],
+    db_option: str | None,
+    as_json: bool,
+    as_csv: bool,
+    limit: int | None,
+    as_of: int | None,
 ) -> None:
     """Run one read-only SQL statement on DB (a file or a URL) and print its rows.
 
@@ -25,11 +38,13 @@ def query_cmd(
     (pg_read_file, pg_ls_dir, lo_import, lo_export, pg_terminate_backend, set_config, dblink,
     ...); the query runs in a READ ONLY transaction that is rolled back, as the role
     pg_read_all_data where the connecting role may take it. The views current_objects,
-    layer_history and allocation_events are described in docs/sql.md.
+    layer_history, object_versions and allocation_events are described in docs/sql.md.
 
     Example:
 
         drasnap query sim.db "SELECT fate, count(*) FROM allocation_events GROUP BY fate"
+
+        drasnap query sim.db --as-of 1200 "SELECT kind, count(*) FROM objects_as_of GROUP BY kind"
     """
     from drasnap.store import query as run_query
 
@@ -39,7 +54,7 @@ def query_cmd(
         raise click.UsageError("give the SQL statement (and the database before it, or --db)")
     db = resolve_db(args[0] if len(args) == 2 else None, db_option) or DEFAULT_DB
     sql = args[-1]
-    result = run_query(db, sql, max_rows=limit)
+    result = run_query(db, sql, max_rows=limit, as_of=as_of)
     if as_json:
         echo_json([dict(zip(result.columns, row, strict=True)) for row in result.rows])
     elif as_csv:

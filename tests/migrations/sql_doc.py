@@ -42,7 +42,8 @@ def result_of(db: Path | str, sql: str) -> str:
     result = query(db, sql)
     volatile = [i for i, column in enumerate(result.columns) if column in VOLATILE]
     rows = [
-        tuple("…" if i in volatile else value for i, value in enumerate(row)) for row in result.rows
+        tuple("…" if i in volatile and value is not None else value for i, value in enumerate(row))
+        for row in result.rows
     ]
     return render_table(result.columns, rows) + "\n"
 

@@ -334,7 +334,10 @@ def test_postgres_views_answer_the_examples_and_agree_with_history(
         cli, ["simulate", "scale-up", database.url, "--pods", "16", "--name", "scale-up-1"]
     )
     assert run.exit_code == 0, run.output
+    shown = documented_results()
     for name, sql in examples("postgresql").items():
+        if len(shown[name].splitlines()) <= 2:
+            continue  # no row on the quick start either (a header and its rule)
         assert database.sql(sql), f"docs/sql.md example {name} returned no rows on PostgreSQL"
 
 

@@ -110,7 +110,7 @@ def test_a_process_without_the_snapshot_has_no_allocation_events(tmp_path: Path)
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
     with sqlite3.connect(path) as conn:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='view'")}
-    assert names == {"current_objects", "layer_history"}
+    assert names == {"current_objects", "layer_history", "object_versions", "sweep_results"}
 
     from drasnap import snapshot  # registers allocation_events
 
