@@ -31,7 +31,7 @@ import socket
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -44,6 +44,7 @@ from sqlalchemy.pool import NullPool, StaticPool
 if TYPE_CHECKING:
     from alembic.config import Config
 
+from drasnap.store import disk
 from drasnap.store.errors import (
     DatabaseError,
     MissingDriverError,
@@ -314,8 +315,14 @@ def snapshot(conn: Connection) -> contextlib.AbstractContextManager[None]:
 
 
 @contextlib.contextmanager
-def translate(target: Target, doing: str) -> Iterator[None]:
-    """Translate database exceptions raised in the block into ``StoreError`` subclasses."""
+def translate(
+    target: Target, doing: str, needed: Callable[[], int] | None = None
+) -> Iterator[None]:
+    """Translate database exceptions raised in the block into ``StoreError`` subclasses.
+
+    A full disk or a database this user may not write is said in the file system's words
+    (``store.disk``); ``needed``: the bytes the block was writing, for the first.
+    """
     try:
         yield
     except StoreError:
@@ -324,6 +331,12 @@ def translate(target: Target, doing: str) -> Iterator[None]:
         message = str(getattr(exc, "orig", exc))
         if "file is not a database" in message or "not a database" in message:
             raise NotADatabaseError(f"{target.display} is not a drasnap database") from exc
+        if disk.is_full(message):
+            full = disk.full_message(target.display, target.path, needed and needed())
+            raise DatabaseError(f"{full} (while {doing})") from exc
+        if disk.is_unwritable(message) and target.path is not None:
+            why = disk.unwritable_message(target.display, target.path, message)
+            raise DatabaseError(why) from exc
         if "locked" in message:
             raise DatabaseError(
                 f"{target.display} is locked by another connection ({message}) while {doing}"

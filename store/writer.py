@@ -44,6 +44,7 @@ from typing import Any
 
 from drasnap.store.errors import DatabaseError
 from drasnap.store.framing import frame, receive, write_all
+from drasnap.store.rows import EntryTuple
 
 __all__ = ["Writer"]
 
@@ -134,10 +135,12 @@ class Writer:
                 self._queued -= len(data)
                 self._room.notify_all()
 
-    def ship(self, rows: list[tuple[Any, ...]]) -> None:
-        """Hand over journal rows ``(ts, op, depth, layer, parent, label, kind, key, text)``."""
+    def ship(self, rows: list[EntryTuple]) -> None:
+        """Hand over journal entries (:class:`store.rows.Entry`, as plain tuples);
+        raise if the process has said the disk is full."""
         if rows:
             self._post(("rows", rows))
+            self.poll()
 
     def checkpoint(self, *, at: float, next_layer: int) -> None:
         """Ask for a checkpoint of everything shipped (answered later: :meth:`poll`,
@@ -174,6 +177,13 @@ class Writer:
         elif kind == "failed":
             self._outstanding -= 1
             self._failure = answer[1]
+        elif kind == "full":
+            # No later checkpoint can do better until someone frees space: stop now, not at
+            # the next wait (a run would go on computing what it cannot write). ``("full",
+            # message, True)`` answers a checkpoint; ``False``: rows could not be written.
+            self._outstanding -= answer[2]
+            self._failure = None
+            raise DatabaseError(f"{answer[1]} (while checkpointing store {self._name!r})")
         elif kind == "fatal":
             self._exit_code()
             self._dead = f"the write-behind process of store {self._name!r} failed: {answer[1]}"
@@ -190,10 +200,11 @@ class Writer:
 
     def poll(self) -> None:
         """Take the answers already there, without waiting (a failed checkpoint is reported by
-        :meth:`wait`, unless a later one writes it all first)."""
+        :meth:`wait`, unless a later one writes it all first; a full disk at once). Besides
+        the answers to checkpoints, the process may say at any time that the disk is full."""
         if self._dead is not None:
             raise DatabaseError(self._dead)
-        while self._outstanding and select.select([self._out], [], [], 0)[0]:
+        while select.select([self._out], [], [], 0)[0]:
             self._handle(receive(self._out))
 
     def wait(self) -> None:
