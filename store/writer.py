@@ -23,6 +23,32 @@ its last commit and the next checkpoint writes it all again, and ``checkpoint()`
 ``DatabaseError`` at the next checkpoint, every time: the store must then be closed
 (``checkpoint=False``) and opened again.
 
+Why the process keeps a mirror of the state (issue 21 asked to measure the design without
+one: the store ships, at each checkpoint, the ``store.rows.Pending`` it plans itself, and the
+process only executes it). That design puts ``store.pending.plan`` (the entry rows and the
+state digest's hashes) back on the simulation's thread. Measured on 2026-12-02 with
+``drasnap bench schedule-revert scale-up scale-up-partitionable scale-down --backends
+memory,sqlite-behind --quick`` on this 2-core machine, shared with other jobs (so the runs of
+the two designs alternated, one after the other), the design without a mirror taken as
+today's plus that ``plan`` at every checkpoint (2.6 s of plans over the 54 checkpoints of the
+run), sqlite-behind against memory:
+
+==========================  =========  ===============
+workload                    today      without mirror
+==========================  =========  ===============
+schedule-revert             1.58x      1.21x
+scale-up                    1.26x      1.92x
+scale-up-partitionable      0.82x      0.95x
+scale-down                  0.98x      0.99x
+==========================  =========  ===============
+
+(An earlier run of today's, on the same machine under another load: 1.53x, 1.07x, 0.43x,
+1.09x.) The ratios of the small workloads move by more than the difference between the
+designs from one run to the next, but scale-up, the one with large checkpoints, is well past
+1.15x without the mirror in every run: the mirror stays, and with it the copy of the state in
+the process. Its reading of the journal is :meth:`store.cache.LayerStack.apply` over
+:class:`store.rows.Entry`, the store's own layer code.
+
 The cost: SQLite has one writer per database file, and the writer holds the write lock from its
 first rows until the checkpoint: another process writing the same file (another store in it)
 waits for it, up to its busy timeout (10 s). Only for SQLite files with the journal on and every

@@ -67,11 +67,12 @@ FAULTS_ENV = "DRASNAP_WRITER_FAULTS"
 TIDY_WAL_BYTES = 64 << 20
 
 
-def _same(text: Any) -> str:
+def _as_stored(text: Any) -> str:
+    """The mirror's values are their stored JSON texts already."""
     return str(text)
 
 
-def _nothing_unknown(keys: list[Any]) -> dict[Any, str | None]:
+def _mirror_holds_every_value(keys: list[Any]) -> dict[Any, str | None]:
     raise AssertionError(f"the mirror holds every value, yet {keys[:3]} are unknown")
 
 
@@ -147,7 +148,7 @@ class Mirror:
         cache = self.cache
         if not cache.base_pending:
             return None
-        rows = cache.base_rows(self.store_id, _same)
+        rows = cache.base_rows(self.store_id, _as_stored)
         cache.base_pending.clear()
         self.ahead.append(rows)
         return rows
@@ -174,7 +175,7 @@ class Mirror:
 
     def _digest_now(self) -> int:
         changes = self.cache.digest_changes()
-        return digest_after(self.digest, encoded_changes(changes, _same))
+        return digest_after(self.digest, encoded_changes(changes, _as_stored))
 
     def current_digest(self) -> str:
         return format_digest(self._digest_now())
@@ -190,8 +191,8 @@ class Mirror:
             digest=self.digest,
             checkpoint_seq=None,
             chain=self.chain,
-            resolve=_nothing_unknown,
-            encode=_same,
+            resolve=_mirror_holds_every_value,
+            encode=_as_stored,
             now=ts,
         )
         row = pending.journal[-1]
