@@ -54,6 +54,7 @@ from drasnap.store.errors import (
 )
 from drasnap.store.followers import Followed
 from drasnap.store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
+from drasnap.store.lock import WriterLock
 from drasnap.store.options import StoreOptions, check_store_name
 from drasnap.store.rows import EntryTuple, Flushed, Loaded
 from drasnap.store.writer import Writer
@@ -68,7 +69,7 @@ _DEFAULTS = StoreOptions()
 
 
 def _start_writer(
-    target: _sql.Target, name: str, settings: StoreOptions, lock: _sql.WriterLock
+    target: _sql.Target, name: str, settings: StoreOptions, lock: WriterLock
 ) -> Writer | None:
     """The write-behind process of a store being opened (see :mod:`store.writer`); None when
     ``write_behind="auto"`` finds it cannot be used there."""
@@ -165,7 +166,7 @@ class Store(Followed):
         settings = StoreOptions(**options)
         writers: list[Writer] = []
 
-        def start_writer(target: _sql.Target, lock: _sql.WriterLock) -> None:
+        def start_writer(target: _sql.Target, lock: WriterLock) -> None:
             writer = _start_writer(target, name, settings, lock)
             if writer is not None:
                 writers.append(writer)
