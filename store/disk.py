@@ -75,6 +75,8 @@ def unwritable_message(display: str, path: Path, message: str) -> str:
         readonly_fs = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
     except OSError:
         readonly_fs = False
+    if path.exists() and not os.access(path, os.R_OK):
+        return f"cannot open {display}: this user may not read the file"
     if readonly_fs:
         why = f"the file system holding {folder} is mounted read-only"
     elif path.exists() and not os.access(path, os.W_OK):
