@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol
 
 from drasnap.store.interface import ABSENT, MISS, NEVER, TOMBSTONE, LayerInfo
-from drasnap.store.rows import EntryRow, LayerRow, Loaded
+from drasnap.store.rows import Entry, EntryRow, LayerRow, Loaded
 
 __all__ = ["BaseRows", "BoundedCache", "FullCache", "Layer", "LayerStack"]
 
@@ -167,6 +167,22 @@ class LayerStack:
                 self._evict(kc)
         if text is not None:
             self.encoded[ck] = (value, text)
+
+    def apply(self, entry: Entry) -> None:
+        """Apply one journal entry as the store applied its operation, a put writing the
+        entry's text as the value: the write-behind process's mirror (values as their stored
+        JSON). A checkpoint changes nothing."""
+        op = entry.op
+        if op == "put" or op == "delete":
+            assert entry.kind is not None and entry.key is not None
+            value = entry.value if op == "put" else TOMBSTONE
+            self.write(entry.kind, entry.key, value, None)
+        elif op == "fork":
+            self.layers.append(Layer(entry.label, entry.layer, entry.ts))
+        elif op == "revert":
+            self.revert()
+        elif op == "commit":
+            self.commit()
 
     def commit(self) -> int | None:
         """Merge the top layer into the one below; returns that layer's instance (0: the

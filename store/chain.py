@@ -12,7 +12,11 @@ checkpoint row also records ``chain``, 32 hex characters::
   in order, each as it is written to the ``journal`` table: ``[store_id, seq, ts, op, depth,
   layer, parent, label, kind, key, value, digest, chain]``, the checkpoint row's own ``chain``
   being null (``value``, a put's canonical JSON, is a JSON string);
-- JSON as orjson writes it: compact, floats in their shortest round-trip form.
+- JSON as orjson writes it: compact (no spaces), each row an array, strings as in the
+  canonical encoding (``store.codec``: UTF-8, not ``\\u``-escaped), floats (``ts``) in their
+  shortest round-trip form; the bytes hashed are the UTF-8 of that text;
+- the chain is written as 32 lowercase hex digits. ``tests/store/test_known_answers.py``
+  recomputes it from these words with ``hashlib`` and ``json``.
 
 The flush hashes the very rows it writes, in one call (:func:`chain_of`: no object is built per
 row); a replay with ``verify`` recomputes the chain row by row (:class:`ChainHasher`) and names

@@ -6,10 +6,20 @@ subclasses such as ``OrderedDict`` and NaN are refused at ``put`` time, so what 
 returns equals what was put. The check is an orjson round trip compared with the value, in C;
 int and str enums pass it and come back as their plain values (equal to them).
 
-The canonical encoding (sorted keys, compact) is what the database stores and what the digest
-hashes. The digest of a state is the sum, modulo 2**128, of a 128-bit BLAKE2b hash of each live
-``(kind, key, value)``: it depends only on the effective state (not on layers or backend), and it
-can be updated incrementally from the entries that changed.
+The canonical encoding is what the database stores and what the digest hashes: JSON as orjson
+writes it with sorted keys (``OPT_SORT_KEYS``). That is, keys sorted, no spaces, strings as
+themselves in UTF-8 (``\\"``, ``\\\\``, ``\\n``-style escapes and ``\\u00XX`` for the other control
+characters), floats in their shortest round-trip form as ``repr`` writes them (``2.5``,
+``1e+16``) except below 1e-4 in magnitude (``0.00001``, ``1.5e-7``, where ``repr`` writes
+``1e-05``, ``1.5e-07``): ``json.dumps(value, sort_keys=True, separators=(",", ":"),
+ensure_ascii=False)`` but for those small floats.
+
+The digest of a state is the sum, modulo 2**128, of one hash per live ``(kind, key, value)``:
+BLAKE2b with a 16-byte digest (RFC 7693) of ``kind NUL key NUL encoding`` (each in UTF-8, NUL a
+zero byte), read as a big-endian integer; it is written as 32 lowercase hex digits (the empty
+state: 32 zeros). It depends only on the effective state (not on layers or backend), and it
+can be updated incrementally from the entries that changed. ``tests/store/test_known_answers.py``
+recomputes it from these words with ``hashlib``.
 """
 
 from __future__ import annotations

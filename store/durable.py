@@ -54,8 +54,9 @@ from drasnap.store.errors import (
 )
 from drasnap.store.followers import Followed
 from drasnap.store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
+from drasnap.store.lock import WriterLock
 from drasnap.store.options import StoreOptions, check_store_name
-from drasnap.store.rows import Flushed, Loaded
+from drasnap.store.rows import EntryTuple, Flushed, Loaded
 from drasnap.store.writer import Writer
 from sqlalchemy import Connection
 
@@ -68,7 +69,7 @@ _DEFAULTS = StoreOptions()
 
 
 def _start_writer(
-    target: _sql.Target, name: str, settings: StoreOptions, lock: _sql.WriterLock
+    target: _sql.Target, name: str, settings: StoreOptions, lock: WriterLock
 ) -> Writer | None:
     """The write-behind process of a store being opened (see :mod:`store.writer`); None when
     ``write_behind="auto"`` finds it cannot be used there."""
@@ -101,11 +102,11 @@ class Store(Followed):
         self._name = ""
         self._cache: LayerStack = FullCache()
         self._layers: list[Layer] = self._cache.layers  # the cache's, read on every write
-        # (ts, op, depth, layer, parent, label, kind, key, encoded value) per operation since
-        # the last flush; the flush turns each into a journal row. The buffer holds encodings,
+        # A store.rows.Entry (as a plain tuple) per operation since the last flush; the flush
+        # turns each into a journal row. The buffer holds encodings,
         # not values, so a value overwritten before the flush is freed at once (a buffer of
         # values kept whole object trees alive, and Python's full GC passes grew with them).
-        self._journal: list[tuple[Any, ...]] | None = None
+        self._journal: list[EntryTuple] | None = None
         self._seq = 1
         self._next_layer = 1
         self._checkpoint_seq: int | None = None
@@ -165,7 +166,7 @@ class Store(Followed):
         settings = StoreOptions(**options)
         writers: list[Writer] = []
 
-        def start_writer(target: _sql.Target, lock: _sql.WriterLock) -> None:
+        def start_writer(target: _sql.Target, lock: WriterLock) -> None:
             writer = _start_writer(target, name, settings, lock)
             if writer is not None:
                 writers.append(writer)
@@ -567,6 +568,9 @@ class Store(Followed):
                 chain=self._chain,
                 resolve=lambda keys: persist.resolved_encoded(conn, sid, keys),
             )
+        with _sql.translate(
+            self._require_target(), f"checkpointing store {self._name!r}", owed.encoded_size
+        ):
             self._flushed(persist.flush(conn, owed))
         # Written: the memory side may now forget what it kept for SQL.
         self._cache.flushed()

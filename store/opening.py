@@ -20,6 +20,13 @@ from pathlib import Path
 
 from drasnap.store import _sql, persist, views
 from drasnap.store.errors import NotADatabaseError, StoreNotFoundError
+from drasnap.store.lock import (
+    STALE_LOCK_WAIT,
+    TRANSITION_WAIT,
+    WriterLock,
+    holder_is_gone,
+    locked_error,
+)
 from drasnap.store.options import StoreOptions
 from drasnap.store.rows import Loaded
 from sqlalchemy import Connection, Engine
@@ -34,7 +41,7 @@ class Connected:
     target: _sql.Target
     engine: Engine
     conn: Connection | None = None
-    lock: _sql.WriterLock | None = None
+    lock: WriterLock | None = None
     store_id: int = 0
     readonly: bool = True
     backend: str = ""  # the database and its version, e.g. "sqlite 3.40.1"
@@ -47,7 +54,7 @@ def connect(
     readonly: bool,
     options: StoreOptions,
     script_location: Path | None = None,
-    after_lock: Callable[[_sql.Target, _sql.WriterLock], None] | None = None,
+    after_lock: Callable[[_sql.Target, WriterLock], None] | None = None,
 ) -> tuple[Connected, Loaded]:
     """Open store ``name`` in ``target`` (creating it for a writer) and load its last checkpoint.
 
@@ -78,7 +85,7 @@ def _attach(
     name: str,
     options: StoreOptions,
     script_location: Path | None,
-    after_lock: Callable[[_sql.Target, _sql.WriterLock], None] | None,
+    after_lock: Callable[[_sql.Target, WriterLock], None] | None,
 ) -> Loaded:
     where = opened.target
     readonly = opened.readonly
@@ -139,7 +146,7 @@ def drop(target: str | os.PathLike[str], name: str) -> bool:
         return False
     engine = _sql.create(where)
     conn: Connection | None = None
-    lock: _sql.WriterLock | None = None
+    lock: WriterLock | None = None
     try:
         with _sql.translate(where, f"dropping store {name!r}"):
             conn = _sql.connect(engine, where)
@@ -181,10 +188,10 @@ def _ensure_views(conn: Connection) -> None:
             views.install_views(conn)
 
 
-def take_lock(conn: Connection, target: _sql.Target, name: str) -> _sql.WriterLock:
+def take_lock(conn: Connection, target: _sql.Target, name: str) -> WriterLock:
     """The writer lock of store ``name``, or ``StoreLockedError`` naming its holder."""
-    lock = _sql.WriterLock(target, name)
-    deadline = time.monotonic() + _sql.STALE_LOCK_WAIT
+    lock = WriterLock(target, name)
+    deadline = time.monotonic() + STALE_LOCK_WAIT
     while not lock.acquire(conn):
         with conn.begin():
             holder = persist.find_store(conn, name)
@@ -195,11 +202,11 @@ def take_lock(conn: Connection, target: _sql.Target, name: str) -> _sql.WriterLo
         # yet written its row, or one closing, which clears its row before freeing the lock):
         # wait for it too, briefly.
         if pid is None:
-            deadline = min(deadline, time.monotonic() + _sql.TRANSITION_WAIT)
+            deadline = min(deadline, time.monotonic() + TRANSITION_WAIT)
             gone = True
         else:
-            gone = _sql.holder_is_gone(pid, host)
+            gone = holder_is_gone(pid, host)
         if not gone or time.monotonic() > deadline:
-            raise _sql.locked_error(name, target.display, pid, host)
+            raise locked_error(name, target.display, pid, host)
         time.sleep(0.02)
     return lock

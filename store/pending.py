@@ -16,7 +16,7 @@ from typing import Any
 from drasnap.store.cache import LayerStack
 from drasnap.store.codec import Encoder, digest_after, format_digest
 from drasnap.store.interface import ABSENT, MISS
-from drasnap.store.rows import JournalRow, Pending
+from drasnap.store.rows import EntryTuple, JournalRow, Pending, journal_row
 
 __all__ = ["encoded_changes", "plan"]
 
@@ -43,7 +43,7 @@ def encoded_changes(
 
 def plan(
     cache: LayerStack,
-    journal: Sequence[tuple[Any, ...]] | None,
+    journal: Sequence[EntryTuple] | None,
     *,
     store_id: int,
     next_seq: int,
@@ -56,10 +56,10 @@ def plan(
     now: float | None = None,
 ) -> Pending:
     """Everything the next flush writes. ``journal`` is the buffer of operations since the
-    previous flush, each ``(ts, op, depth, layer, parent, label, kind, key, encoded value)``
-    (None: the store keeps no journal, and the flush writes no checkpoint row). ``encode``: how
-    the cache's values become their stored text (default: canonical JSON; the write-behind
-    process's cache holds the texts themselves); ``now``: the checkpoint's time."""
+    previous flush, each a :class:`store.rows.Entry` as a plain tuple (None: the store keeps
+    no journal, and the flush writes no checkpoint row). ``encode``: how the cache's values
+    become their stored text (default: canonical JSON; the write-behind process's cache holds
+    the texts themselves); ``now``: the checkpoint's time."""
     enc = Encoder(cache.encoded.values()) if encode is None else encode
     changes = list(cache.digest_changes())
     unknown = [ck for ck, old, _ in changes if old is MISS]
@@ -71,15 +71,15 @@ def plan(
         now = time.time()
     # The sequence number of a buffered entry is the store's next one plus its place in the
     # buffer; digest and chain are a checkpoint's.
-    rows: list[JournalRow] = [
-        (store_id, q, *r, None, None) for q, r in enumerate(journal or (), seq)
-    ]
+    rows: list[JournalRow] = [journal_row(store_id, q, r) for q, r in enumerate(journal or (), seq)]
     seq += len(rows)
     layers = cache.layers
     if journal is not None:
         top = layers[-1].instance if layers else 0
-        checkpoint = (now, "checkpoint", len(layers), top, None, None, None, None, None)
-        rows.append((store_id, seq, *checkpoint, state_digest, None))  # the flush adds the chain
+        checkpoint: EntryTuple = (now, "checkpoint", len(layers), top, None, None, None, None, None)
+        rows.append(
+            journal_row(store_id, seq, checkpoint, state_digest)
+        )  # the flush adds the chain
         checkpoint_seq = seq
         seq += 1
     return Pending(

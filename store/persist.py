@@ -22,7 +22,7 @@ from drasnap.store import _sql
 from drasnap.store.chain import chain_of
 from drasnap.store.codec import EMPTY_DIGEST, decode, parse_digest
 from drasnap.store.interface import ABSENT, TOMBSTONE
-from drasnap.store.rows import EntryRow, Flushed, Loaded, Pending
+from drasnap.store.rows import EntryRow, Flushed, Loaded, Pending, is_checkpoint, with_chain
 from drasnap.store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 from sqlalchemy import Connection, and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql
@@ -308,9 +308,9 @@ def flush(conn: Connection, pending: Pending) -> Flushed:
     """
     rows = pending.journal
     chain = pending.chain_previous
-    if rows and rows[-1][3] == "checkpoint":
+    if rows and is_checkpoint(rows[-1]):
         chain = chain_of(chain, rows)
-        rows = [*rows[:-1], (*rows[-1][:12], chain)]
+        rows = [*rows[:-1], with_chain(rows[-1], chain)]
     conn.info["immediate"] = True
     try:
         with conn.begin():

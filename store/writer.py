@@ -23,6 +23,32 @@ its last commit and the next checkpoint writes it all again, and ``checkpoint()`
 ``DatabaseError`` at the next checkpoint, every time: the store must then be closed
 (``checkpoint=False``) and opened again.
 
+Why the process keeps a mirror of the state (issue 21 asked to measure the design without
+one: the store ships, at each checkpoint, the ``store.rows.Pending`` it plans itself, and the
+process only executes it). That design puts ``store.pending.plan`` (the entry rows and the
+state digest's hashes) back on the simulation's thread. Measured on 2026-12-02 with
+``drasnap bench schedule-revert scale-up scale-up-partitionable scale-down --backends
+memory,sqlite-behind --quick`` on this 2-core machine, shared with other jobs (so the runs of
+the two designs alternated, one after the other), the design without a mirror taken as
+today's plus that ``plan`` at every checkpoint (2.6 s of plans over the 54 checkpoints of the
+run), sqlite-behind against memory:
+
+==========================  =========  ===============
+workload                    today      without mirror
+==========================  =========  ===============
+schedule-revert             1.58x      1.21x
+scale-up                    1.26x      1.92x
+scale-up-partitionable      0.82x      0.95x
+scale-down                  0.98x      0.99x
+==========================  =========  ===============
+
+(An earlier run of today's, on the same machine under another load: 1.53x, 1.07x, 0.43x,
+1.09x.) The ratios of the small workloads move by more than the difference between the
+designs from one run to the next, but scale-up, the one with large checkpoints, is well past
+1.15x without the mirror in every run: the mirror stays, and with it the copy of the state in
+the process. Its reading of the journal is :meth:`store.cache.LayerStack.apply` over
+:class:`store.rows.Entry`, the store's own layer code.
+
 The cost: SQLite has one writer per database file, and the writer holds the write lock from its
 first rows until the checkpoint: another process writing the same file (another store in it)
 waits for it, up to its busy timeout (10 s). Only for SQLite files with the journal on and every
@@ -44,6 +70,7 @@ from typing import Any
 
 from drasnap.store.errors import DatabaseError
 from drasnap.store.framing import frame, receive, write_all
+from drasnap.store.rows import EntryTuple
 
 __all__ = ["Writer"]
 
@@ -134,10 +161,12 @@ class Writer:
                 self._queued -= len(data)
                 self._room.notify_all()
 
-    def ship(self, rows: list[tuple[Any, ...]]) -> None:
-        """Hand over journal rows ``(ts, op, depth, layer, parent, label, kind, key, text)``."""
+    def ship(self, rows: list[EntryTuple]) -> None:
+        """Hand over journal entries (:class:`store.rows.Entry`, as plain tuples);
+        raise if the process has said the disk is full."""
         if rows:
             self._post(("rows", rows))
+            self.poll()
 
     def checkpoint(self, *, at: float, next_layer: int) -> None:
         """Ask for a checkpoint of everything shipped (answered later: :meth:`poll`,
@@ -174,6 +203,13 @@ class Writer:
         elif kind == "failed":
             self._outstanding -= 1
             self._failure = answer[1]
+        elif kind == "full":
+            # No later checkpoint can do better until someone frees space: stop now, not at
+            # the next wait (a run would go on computing what it cannot write). ``("full",
+            # message, True)`` answers a checkpoint; ``False``: rows could not be written.
+            self._outstanding -= answer[2]
+            self._failure = None
+            raise DatabaseError(f"{answer[1]} (while checkpointing store {self._name!r})")
         elif kind == "fatal":
             self._exit_code()
             self._dead = f"the write-behind process of store {self._name!r} failed: {answer[1]}"
@@ -190,10 +226,11 @@ class Writer:
 
     def poll(self) -> None:
         """Take the answers already there, without waiting (a failed checkpoint is reported by
-        :meth:`wait`, unless a later one writes it all first)."""
+        :meth:`wait`, unless a later one writes it all first; a full disk at once). Besides
+        the answers to checkpoints, the process may say at any time that the disk is full."""
         if self._dead is not None:
             raise DatabaseError(self._dead)
-        while self._outstanding and select.select([self._out], [], [], 0)[0]:
+        while select.select([self._out], [], [], 0)[0]:
             self._handle(receive(self._out))
 
     def wait(self) -> None:

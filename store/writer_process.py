@@ -13,8 +13,8 @@ What it does:
   checkpoint as a *mirror*: the same :class:`store.cache.FullCache` the store uses, holding each
   value as its stored JSON text instead of the decoded value.
 - The store sends it its journal buffer in batches as it grows (``("rows", rows)``: each row
-  ``(ts, op, depth, layer, parent, label, kind, key, text)``). The mirror applies each row as
-  the store applied the operation (put, delete, fork, revert, commit), and the rows are
+  a :class:`store.rows.Entry`). The mirror applies each as the store applied the operation
+  (:meth:`store.cache.LayerStack.apply`: put, delete, fork, revert, commit), and the rows are
   inserted into the ``journal`` table at once, in a transaction left open until the next
   checkpoint. So the rows reach SQL while the simulation runs, and a checkpoint only has the
   entry rows, the checkpoint row and the commit left to do.
@@ -22,8 +22,10 @@ What it does:
   (:meth:`store.cache.LayerStack.pending_entries`, :func:`store.codec.digest_after`: the
   store's own code), hashes the journal chain over the rows of the transaction
   (:class:`store.chain.ChainHasher`), writes them (:func:`store.persist.write`) and commits;
-  answers ``("flushed", (next_seq, checkpoint_seq, state_digest, chain))`` or ``("failed",
-  reason)``.
+  answers ``("flushed", (next_seq, checkpoint_seq, state_digest, chain))``, ``("failed",
+  reason)``, or on a full disk ``("full", message)`` (:func:`store.disk.full_message`: the
+  path, the free space, the bytes it has to write), on which the store stops at once; the
+  same message, unasked, when a batch of rows finds the disk full.
 - ``("digest",)``: the state digest now (``("digest", text)``); ``("close", abandon)``: commit
   nothing more (an open transaction is rolled back) and exit.
 
@@ -48,14 +50,14 @@ import signal
 import sys
 from typing import Any
 
-from drasnap.store import _sql, persist
-from drasnap.store.cache import FullCache, Layer
+import orjson
+from drasnap.store import _sql, disk, persist
+from drasnap.store.cache import FullCache
 from drasnap.store.chain import ChainHasher
 from drasnap.store.codec import digest_after, format_digest, parse_digest
 from drasnap.store.framing import receive, send
-from drasnap.store.interface import TOMBSTONE
 from drasnap.store.pending import encoded_changes, plan
-from drasnap.store.rows import EntryRow, JournalRow
+from drasnap.store.rows import Entry, EntryRow, EntryTuple, JournalRow, journal_row, with_chain
 from sqlalchemy import Connection, RootTransaction
 
 _PR_SET_PDEATHSIG = 1
@@ -65,11 +67,12 @@ FAULTS_ENV = "DRASNAP_WRITER_FAULTS"
 TIDY_WAL_BYTES = 64 << 20
 
 
-def _same(text: Any) -> str:
+def _as_stored(text: Any) -> str:
+    """The mirror's values are their stored JSON texts already."""
     return str(text)
 
 
-def _nothing_unknown(keys: list[Any]) -> dict[Any, str | None]:
+def _mirror_holds_every_value(keys: list[Any]) -> dict[Any, str | None]:
     raise AssertionError(f"the mirror holds every value, yet {keys[:3]} are unknown")
 
 
@@ -80,9 +83,12 @@ class InjectedFault(Exception):
 class Mirror:
     """The store as of the rows received, values as texts, and the open transaction."""
 
-    def __init__(self, conn: Connection, name: str, wal: str) -> None:
+    def __init__(self, conn: Connection, name: str, target: _sql.Target) -> None:
+        assert target.path is not None
         self.conn = conn
-        self.wal = wal
+        self.path = target.path
+        self.display = target.display
+        self.wal = f"{target.path}-wal"
         with _sql.snapshot(conn), conn.begin():
             row = persist.find_store(conn, name)
             loaded = persist.load(conn, row, with_base=True, decoded=False)
@@ -99,6 +105,7 @@ class Mirror:
         self.trans: RootTransaction | None = None
         self.replay = False  # the open transaction lost its rows: write them all again
         self.faults = _faults()
+        self.alarm: tuple[Any, ...] | None = None  # to tell the store at once (a full disk)
         self.counts = {"rows": 0, "checkpoint": 0}
 
     def _fault(self, event: str) -> None:
@@ -106,27 +113,13 @@ class Mirror:
         if (event, self.counts[event]) in self.faults:
             raise InjectedFault(f"injected {event} failure (disk I/O error)")
 
-    def take(self, rows: list[tuple[Any, ...]]) -> None:
-        """Apply a batch of the store's journal buffer and insert its rows."""
+    def apply_rows(self, entries: list[EntryTuple]) -> None:
+        """Apply a batch of the store's journal buffer to the mirror and insert its rows."""
         cache = self.cache
-        sid = self.store_id
-        numbered: list[JournalRow] = []
-        seq = self.seq
-        for r in rows:
-            op = r[1]
-            if op == "put":
-                cache.write(r[6], r[7], r[8], None)
-            elif op == "delete":
-                cache.write(r[6], r[7], TOMBSTONE, None)
-            elif op == "fork":
-                cache.layers.append(Layer(r[5], r[3], r[0]))
-            elif op == "revert":
-                cache.revert()
-            elif op == "commit":
-                cache.commit()
-            numbered.append((sid, seq, *r, None, None))
-            seq += 1
-        self.seq = seq
+        for entry in map(Entry._make, entries):
+            cache.apply(entry)
+        numbered = [journal_row(self.store_id, q, e) for q, e in enumerate(entries, self.seq)]
+        self.seq += len(entries)
         self.uncommitted.extend(numbered)
         ahead = self._base_rows()
         if not cache.layers and cache.touched:
@@ -143,8 +136,11 @@ class Mirror:
             self.hasher.add_many(numbered)
             if ahead is not None:
                 persist.write_entries(self.conn, *ahead)
-        except Exception:
+        except Exception as exc:
             self._abandon()
+            if disk.is_full(_reason(exc)):
+                needed = len(orjson.dumps([self.uncommitted, self.ahead]))
+                self.alarm = ("full", disk.full_message(self.display, self.path, needed), False)
 
     def _base_rows(self) -> tuple[list[EntryRow], list[EntryRow]] | None:
         """The base rows changed since the last call, taken from what the next flush owes: a
@@ -152,7 +148,7 @@ class Mirror:
         cache = self.cache
         if not cache.base_pending:
             return None
-        rows = cache.base_rows(self.store_id, _same)
+        rows = cache.base_rows(self.store_id, _as_stored)
         cache.base_pending.clear()
         self.ahead.append(rows)
         return rows
@@ -179,7 +175,7 @@ class Mirror:
 
     def _digest_now(self) -> int:
         changes = self.cache.digest_changes()
-        return digest_after(self.digest, encoded_changes(changes, _same))
+        return digest_after(self.digest, encoded_changes(changes, _as_stored))
 
     def current_digest(self) -> str:
         return format_digest(self._digest_now())
@@ -195,8 +191,8 @@ class Mirror:
             digest=self.digest,
             checkpoint_seq=None,
             chain=self.chain,
-            resolve=_nothing_unknown,
-            encode=_same,
+            resolve=_mirror_holds_every_value,
+            encode=_as_stored,
             now=ts,
         )
         row = pending.journal[-1]
@@ -205,14 +201,18 @@ class Mirror:
             hasher = self.hasher
             hasher.add(row)
             chain = hasher.finish()
-            written = (*row[:12], chain)
+            written = with_chain(row, chain)
             self._fault("checkpoint")
             persist.write(self.conn, pending, [written])
             assert self.trans is not None
             self.trans.commit()
         except Exception as exc:
             self._abandon()
-            return ("failed", _reason(exc))
+            reason = _reason(exc)
+            if disk.is_full(reason):  # the store stops at once: say where and how much
+                needed = pending.encoded_size() + len(orjson.dumps([self.uncommitted, self.ahead]))
+                return ("full", disk.full_message(self.display, self.path, needed), True)
+            return ("failed", reason)
         self.trans = None
         self.conn.info["immediate"] = False
         self.cache.flushed()
@@ -283,8 +283,7 @@ def serve(inp: int, out: int, parent: int, url: str, name: str, sync: str) -> in
         engine = _sql.create(target, sync=sync)
         conn = _sql.connect(engine, target)
         _pragma(conn, "wal_autocheckpoint = 0")  # see Mirror.tidy
-        assert target.path is not None
-        mirror = Mirror(conn, name, f"{target.path}-wal")
+        mirror = Mirror(conn, name, target)
     except Exception as exc:
         send(out, ("fatal", f"cannot open the store: {_reason(exc)}"))
         return 1
@@ -299,7 +298,10 @@ def serve(inp: int, out: int, parent: int, url: str, name: str, sync: str) -> in
                 return 0
             kind = message[0]
             if kind == "rows":
-                mirror.take(message[1])
+                mirror.apply_rows(message[1])
+                if mirror.alarm is not None:
+                    send(out, mirror.alarm)
+                    mirror.alarm = None
             elif kind == "checkpoint":
                 send(out, mirror.checkpoint(message[1], message[2]))
                 untidy = True

@@ -226,6 +226,7 @@ def test_a_flat_run_records_no_devices_setting() -> None:
         simulate(cs, Settings("scale-up", pods=4).resolved(), never_start, resume=True)
 
 
+@pytest.mark.characterization
 @pytest.mark.parametrize(
     ("settings", "digest"),
     [
