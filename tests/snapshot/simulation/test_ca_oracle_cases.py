@@ -36,15 +36,9 @@ ORDER_GROUP = (
     "the pods left after packing differ (CA's random order), so the options the expander "
     "compares differ and another group (or size) is chosen than in CA's 8 runs"
 )
-TIE_POD = (
-    "two pods alike but for their own claims compete for the one free GPU of the existing "
-    "node ng1-gpu-0: CA packed job0-1 there in all 8 runs and scaled up for job0-0; drasnap, "
-    "taking pods of one priority by name, packs job0-0"
-)
 
 #: case -> (aspects where drasnap's decision is none of CA's outcomes, why)
 KNOWN: dict[str, tuple[tuple[str, ...], str]] = {
-    "s0007-bdra": (("triggered",), TIE_POD),
     "r1000-a": (("removed",), ORDER_REMOVED),
     "r1005-f": (("removed",), ORDER_REMOVED),
     "r1033-f": (("triggered", "pending"), ORDER_PACKED),
