@@ -5,8 +5,8 @@ cluster snapshot's nodes, pods and devices).
 ``data`` gathers what the page shows (:class:`data.RunReport`, plain values, aggregated for
 runs too large to read node by node); ``charts`` draws its charts with matplotlib as inline
 SVG (the page needs no script to show them and makes no network request); ``page`` writes
-the HTML. A sweep page (many runs side by side) is not built here: :func:`page.render` takes
-one run; a sweep page would render several :class:`data.RunReport` with the same sections.
+the HTML of a run; ``sweep_page`` the page of a sweep (its points' ``compare_rows`` in one
+table, a chart per axis that differs), with the same style, table and chart code.
 It reads the store only (read-only, never writing a run) and never imports ``drasnap.tools``;
 matplotlib is imported when a chart is drawn. Public names: ``__init__.pyi``.
 """

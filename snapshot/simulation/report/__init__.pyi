@@ -2,5 +2,16 @@
 
 from .data import LIMITS, RunReport, gather
 from .page import render, write_report
+from .sweep_page import SweepReport, gather_sweep, render_sweep, write_sweep_report
 
-__all__ = ["LIMITS", "RunReport", "gather", "render", "write_report"]
+__all__ = [
+    "LIMITS",
+    "RunReport",
+    "SweepReport",
+    "gather",
+    "gather_sweep",
+    "render",
+    "render_sweep",
+    "write_report",
+    "write_sweep_report",
+]

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from drasnap.snapshot.simulation.report.data import RunReport
 
-__all__ = ["charts"]
+__all__ = ["charts", "new_figure", "svg_text"]
 
 _COLORS = {"free": "#e5e7eb", "allocated": "#2563eb", "shared": "#f59e0b"}
 
 
-def _svg(fig: Any, label: str) -> str:
+def svg_text(fig: Any, label: str) -> str:
     import matplotlib.pyplot as plt
 
     buffer = io.StringIO()
@@ -36,7 +36,7 @@ def _svg(fig: Any, label: str) -> str:
     )
 
 
-def _figure(width: float = 8.0, height: float = 3.2) -> tuple[Any, Any]:
+def new_figure(width: float = 8.0, height: float = 3.2) -> tuple[Any, Any]:
     import matplotlib
 
     matplotlib.use("svg", force=False)
@@ -51,7 +51,7 @@ def _figure(width: float = 8.0, height: float = 3.2) -> tuple[Any, Any]:
 def estimates_chart(report: RunReport) -> str | None:
     if not report.estimates or all(n <= 0 for n, _ in report.estimates.values()):
         return None  # nothing to draw: the table says why
-    fig, ax = _figure(8, 0.6 + 0.4 * len(report.estimates))
+    fig, ax = new_figure(8, 0.6 + 0.4 * len(report.estimates))
     groups = sorted(report.estimates)
     nodes = [max(report.estimates[g][0], 0) for g in groups]
     ax.barh(groups, nodes, color="#2563eb")
@@ -60,7 +60,7 @@ def estimates_chart(report: RunReport) -> str | None:
             ax.text(0, i, " fits none", va="center")
     ax.set_xlabel("nodes the group needs")
     ax.invert_yaxis()
-    return _svg(fig, "Node group estimates chart")
+    return svg_text(fig, "Node group estimates chart")
 
 
 def utilization_chart(report: RunReport) -> str | None:
@@ -77,7 +77,7 @@ def utilization_chart(report: RunReport) -> str | None:
     after = [level(a) for _, a in report.utilization.values()]
     if len(report.utilization) <= LIMITS["nodes"]:
         names = list(report.utilization)
-        fig, ax = _figure(10, 3.2)
+        fig, ax = new_figure(10, 3.2)
         xs = range(len(names))
         ax.bar(
             [x - 0.2 for x in xs], [b or 0 for b in before], 0.4, label="before", color="#94a3b8"
@@ -87,7 +87,7 @@ def utilization_chart(report: RunReport) -> str | None:
         ax.set_xlim(-0.8, max(len(names), 12) - 0.2)
         ax.set_xlabel("node (a missing 'after' bar: the node was removed)")
     else:
-        fig, ax = _figure(10, 3.2)
+        fig, ax = new_figure(10, 3.2)
         bins = [i / 20 for i in range(21)]
         ax.hist(
             [[b for b in before if b is not None], [a for a in after if a is not None]],
@@ -99,7 +99,7 @@ def utilization_chart(report: RunReport) -> str | None:
         ax.set_ylabel("nodes")
     ax.set_ylabel(ax.get_ylabel() or "utilization")
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _svg(fig, "Node utilization before and after chart")
+    return svg_text(fig, "Node utilization before and after chart")
 
 
 def shape_chart(report: RunReport) -> str | None:
@@ -132,7 +132,7 @@ def shape_chart(report: RunReport) -> str | None:
     bottom.set_xlabel(f"step{per}")
     bottom.set_ylabel("top-level forks")
     fig.tight_layout()
-    return _svg(fig, "Run shape chart: fork depth, commits and reverts")
+    return svg_text(fig, "Run shape chart: fork depth, commits and reverts")
 
 
 def heat_chart(report: RunReport) -> str | None:
@@ -142,7 +142,7 @@ def heat_chart(report: RunReport) -> str | None:
 
     width = max(len(cells) for _, cells in report.heat)
     matrix = [cells + [float("nan")] * (width - len(cells)) for _, cells in report.heat]
-    fig, ax = _figure(10, min(1.0 + 0.12 * len(matrix), 5))
+    fig, ax = new_figure(10, min(1.0 + 0.12 * len(matrix), 5))
     if report.heat_binned:
         image = ax.imshow(matrix, aspect="auto", cmap="Blues", vmin=0, vmax=1, interpolation="none")
         fig.colorbar(image, ax=ax, label="share allocated")
@@ -164,7 +164,7 @@ def heat_chart(report: RunReport) -> str | None:
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("device (in slice order)")
-    return _svg(fig, "Device allocation heat map")
+    return svg_text(fig, "Device allocation heat map")
 
 
 def charts(report: RunReport) -> dict[str, str]:

@@ -16,7 +16,7 @@ from typing import Any
 from drasnap.snapshot.simulation.report.charts import charts
 from drasnap.snapshot.simulation.report.data import RunReport, Table
 
-__all__ = ["render", "write_report"]
+__all__ = ["head", "html_table", "render", "tail", "write_page", "write_report"]
 
 _STYLE = """
 *{box-sizing:border-box}
@@ -61,7 +61,7 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _table(table: Table) -> str:
+def html_table(table: Table) -> str:
     parts = [f'<h2 id="{table.id}-title">{_e(table.title)}</h2>']
     if table.filters:
         parts.append('<div class="filters">')
@@ -99,18 +99,31 @@ def _figure(svg: str | None, caption: str) -> str:
     return f"<figure>{svg}<figcaption class=note>{_e(caption)}</figcaption></figure>"
 
 
+def head(title: str) -> str:
+    """The page's head, up to ``<body>``: its style inside, no request allowed out."""
+    return "".join(
+        [
+            "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
+            '<meta name="viewport" content="width=device-width,initial-scale=1">',
+            # No request leaves the page: no fetch, no image, no font, nothing but what is inline.
+            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+            "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
+            f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
+        ]
+    )
+
+
+def tail() -> str:
+    """The page's end: its one script (the tables' filters)."""
+    return f"<script>{_SCRIPT}</script></body></html>"
+
+
 def render(report: RunReport) -> str:
-    """The page of one run. (A sweep's page would put several runs' sections side by side:
-    not built here.)"""
+    """The page of one run (a sweep's page: :mod:`.sweep_page`)."""
     drawn = charts(report)
     info = report.info
     out = [
-        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
-        '<meta name="viewport" content="width=device-width,initial-scale=1">',
-        # No request leaves the page: no fetch, no image, no font, nothing but what is inline.
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
-        f"<title>drasnap report: {_e(report.name)}</title><style>{_STYLE}</style></head><body>",
+        head(f"drasnap report: {report.name}"),
         f"<h1>Run {_e(report.name)}: {_e(info.scenario)}</h1>",
         f'<p class="note">Database {_e(report.db)}, read {_e(_when(report.generated))} '
         "by drasnap report.</p>",
@@ -139,12 +152,12 @@ def render(report: RunReport) -> str:
     out.append("</section>")
     tables = report.tables
     if "groups" in tables:
-        out.append(f"<section>{_table(tables['groups'])}")
+        out.append(f"<section>{html_table(tables['groups'])}")
         out.append(_figure(drawn.get("groups"), "Nodes each node group would need."))
         out.append("</section>")
-    out.append(f"<section>{_table(tables['pending'])}</section>")
+    out.append(f"<section>{html_table(tables['pending'])}</section>")
     if "nodes" in tables:
-        out.append(f"<section>{_table(tables['nodes'])}")
+        out.append(f"<section>{html_table(tables['nodes'])}")
         out.append(
             _figure(
                 drawn.get("nodes"),
@@ -161,7 +174,7 @@ def render(report: RunReport) -> str:
             "Fork depth along the journal; commits and reverts of the top-level forks, per step.",
         )
     )
-    out.append(_table(tables["layers"]) + "</section>")
+    out.append(html_table(tables["layers"]) + "</section>")
     out.append('<section><h2 id="devices-title">Device allocation</h2>')
     if "devices" in drawn:
         out.append(
@@ -174,9 +187,9 @@ def render(report: RunReport) -> str:
     else:
         out.append('<p class="note">No node of this run has local ResourceSlices.</p>')
     if "claim" in tables:
-        out.append(_table(tables["claim"]))
+        out.append(html_table(tables["claim"]))
     out.append("</section>")
-    out.append(f"<script>{_SCRIPT}</script></body></html>")
+    out.append(tail())
     return "\n".join(out)
 
 
@@ -189,7 +202,12 @@ def _when(ts: float) -> str:
 def write_report(report: RunReport, path: str | os.PathLike[str]) -> int:
     """Write the page of ``report`` to ``path`` whole or not at all; returns its size in
     bytes."""
-    text = render(report).encode()
+    return write_page(render(report), path)
+
+
+def write_page(page: str, path: str | os.PathLike[str]) -> int:
+    """Write ``page`` to ``path`` whole or not at all; returns its size in bytes."""
+    text = page.encode()
     target = Path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=".report-", suffix=".html")
     try:

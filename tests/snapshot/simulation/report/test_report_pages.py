@@ -21,11 +21,9 @@ from drasnap.store import Store
 from drasnap.tools.cli import cli
 
 from tests.paths import ROOT
-from tests.snapshot.simulation.report.browser import DESKTOP, PHONE, Browser, Visit, browser
+from tests.snapshot.simulation.report.browser import DESKTOP, PHONE, Browser, Visit
 from tests.snapshot.simulation.test_autoscale import node, pod, write
 from tests.snapshot.simulation.test_scenarios import interrupted_run, write_manifests
-
-__all__ = ["browser"]  # the fixture
 
 #: The README's screenshot, rewritten by the scale-down test when DRASNAP_WRITE_SCREENSHOT=1.
 SCREENSHOT = ROOT / "docs" / "report.png"
