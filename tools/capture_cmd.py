@@ -7,25 +7,12 @@ from pathlib import Path
 
 import click
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import json_option
+from drasnap.tools.options import cluster_options, json_option
 from drasnap.tools.output import echo_json
 
 
 @click.command(name="capture")
-@click.option(
-    "--kubeconfig",
-    metavar="FILE",
-    help="The kubeconfig [default: $KUBECONFIG, ~/.kube/config, or in a pod its service account].",
-)
-@click.option("--context", metavar="NAME", help="The kubeconfig's context [default: current].")
-@click.option(
-    "--namespace",
-    "-n",
-    "namespaces",
-    multiple=True,
-    metavar="NS",
-    help="Capture namespaced kinds in NS only (repeat for more) [default: all].",
-)
+@cluster_options("Capture")
 @click.option(
     "-o",
     "--output",

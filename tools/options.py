@@ -66,6 +66,37 @@ json_option = click.option(
 )
 
 
+def cluster_options(verb: str) -> Callable[[F], F]:
+    """``--kubeconfig``, ``--context`` and ``--namespace``: which cluster, and which part."""
+
+    def decorate(command: F) -> F:
+        for option in reversed(
+            (
+                click.option(
+                    "--kubeconfig",
+                    metavar="FILE",
+                    help="The kubeconfig [default: $KUBECONFIG, ~/.kube/config, or in a pod "
+                    "its service account].",
+                ),
+                click.option(
+                    "--context", metavar="NAME", help="The kubeconfig's context [default: current]."
+                ),
+                click.option(
+                    "--namespace",
+                    "-n",
+                    "namespaces",
+                    multiple=True,
+                    metavar="NS",
+                    help=f"{verb} namespaced kinds in NS only (repeat for more) [default: all].",
+                ),
+            )
+        ):
+            command = option(command)
+        return command
+
+    return decorate
+
+
 def store_to_read(db: str | None, name: str | None) -> tuple[str, str]:
     """The database and run a read command reads: as given, else ``./drasnap-sim.db`` and its
     newest run (said on stderr when the database holds several)."""

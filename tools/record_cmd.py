@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import json_option
+from drasnap.tools.options import cluster_options, json_option
 from drasnap.tools.output import echo_json, program
 
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -34,20 +34,7 @@ def parse_duration(value: str) -> float:
     metavar="NAME",
     help="The named store the recording is written to.",
 )
-@click.option(
-    "--kubeconfig",
-    metavar="FILE",
-    help="The kubeconfig [default: $KUBECONFIG, ~/.kube/config, or in a pod its service account].",
-)
-@click.option("--context", metavar="NAME", help="The kubeconfig's context [default: current].")
-@click.option(
-    "--namespace",
-    "-n",
-    "namespaces",
-    multiple=True,
-    metavar="NS",
-    help="Record namespaced kinds in NS only (repeat for more) [default: all].",
-)
+@cluster_options("Record")
 @click.option(
     "--duration", metavar="D", help="Stop after D (90s, 5m, 1h) [default: until Ctrl-C or SIGTERM]."
 )
