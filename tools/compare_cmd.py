@@ -10,22 +10,11 @@ import json
 from typing import Any
 
 import click
+from drasnap.snapshot.simulation import COMPARE_COLUMNS, compare_cell
 from drasnap.tools.options import DEFAULT_DB, database, json_option
 from drasnap.tools.output import echo_json, render_table
 
-#: The columns after the settings that differ, as --sort names them.
-COLUMNS = (
-    "name",
-    "nodes_added",
-    "added",
-    "pods_pending",
-    "main_reason",
-    "nodes_removed",
-    "device_utilization",
-    "cost_per_hour",
-)
 _REASON_WIDTH = 80
-_NO_SCALE_UP = "pod didn't trigger scale-up: "
 
 
 @click.command(name="compare")
@@ -39,7 +28,7 @@ _NO_SCALE_UP = "pod didn't trigger scale-up: "
     metavar="COL",
     default="name",
     show_default=True,
-    help=f"The column to sort by: {', '.join(COLUMNS)}, or a setting that differs.",
+    help=f"The column to sort by: {', '.join(COMPARE_COLUMNS)}, or a setting that differs.",
 )
 @json_option
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV instead of a table.")
@@ -70,7 +59,7 @@ def compare_cmd(
 
     rows = compare_rows(db or DEFAULT_DB, sweep=sweep, names=list(names) or None)
     settings = differing(rows) if len(rows) > 1 else []
-    columns = [*settings, *COLUMNS]
+    columns = [*settings, *COMPARE_COLUMNS]
     if sort not in columns:
         raise click.BadParameter(f"choose from {', '.join(columns)}", param_hint="--sort")
     flat = [_flat(row, settings) for row in rows]
@@ -92,14 +81,14 @@ def compare_cmd(
             )
         click.echo(out.getvalue(), nl=False)
         return
-    table = [[_cell(c, r[c]) for c in columns] for r in flat]
+    table = [[compare_cell(c, r[c], _REASON_WIDTH) for c in columns] for r in flat]
     click.echo(render_table(columns, table))
     click.echo(f"({len(rows)} run{'s' if len(rows) != 1 else ''})", err=True)
 
 
 def _flat(row: dict[str, Any], settings: list[str]) -> dict[str, Any]:
     out = {s: row["variants"].get(s, row["settings"].get(s)) for s in settings}
-    out.update({c: row.get(c) for c in COLUMNS})
+    out.update({c: row.get(c) for c in COMPARE_COLUMNS})
     return out
 
 
@@ -115,18 +104,3 @@ def _key(value: Any) -> tuple[int, Any]:
     if isinstance(value, dict):
         return (1, json.dumps(value, sort_keys=True))
     return (1, str(value))
-
-
-def _cell(column: str, value: Any) -> str:
-    if column == "added":
-        return ", ".join(f"{g} +{n}" for g, n in value.items()) or "-"
-    if column == "main_reason" and value:
-        text = " ".join(str(value).split())
-        if _NO_SCALE_UP in text:  # the part a sweep varies (the scheduler's is above it)
-            text = "no scale-up: " + text.split(_NO_SCALE_UP, 1)[1]
-        return text if len(text) <= _REASON_WIDTH else text[: _REASON_WIDTH - 3] + "..."
-    if column == "device_utilization" and value is not None:
-        return f"{value:.2f}"
-    if column == "cost_per_hour" and value is not None:
-        return f"{value:.2f}"
-    return "" if value is None else str(value)

@@ -3,6 +3,7 @@
 from . import generated
 from .autoscale import decisions_so_far
 from .autoscale_config import files_digest
+from .comparison import COMPARE_COLUMNS, compare_cell
 from .explain import explain_pod_devices
 from .inputs import Cluster, source_digest
 from .lifecycle import RunSession
@@ -37,24 +38,26 @@ from .sweep import (
 
 __all__ = [
     "CA_FLAGS",
+    "COMPARE_COLUMNS",
+    "Cluster",
     "DEVICES",
     "LIMITS",
-    "PLAN_KEY",
-    "RUN_KEY",
-    "SCENARIOS",
-    "SIM_KIND",
-    "Cluster",
     "Outcome",
+    "PLAN_KEY",
     "Point",
     "PointResult",
+    "RUN_KEY",
     "Report",
     "RunInfo",
     "RunSession",
+    "SCENARIOS",
+    "SIM_KIND",
     "Settings",
     "StopRequest",
     "Sweep",
     "SweepFileError",
     "choose_store",
+    "compare_cell",
     "compare_rows",
     "decisions_so_far",
     "differing",

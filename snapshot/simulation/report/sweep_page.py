@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
+from drasnap.snapshot.simulation.comparison import COMPARE_COLUMNS, compare_cell
 from drasnap.snapshot.simulation.report.charts import new_figure, svg_text
 from drasnap.snapshot.simulation.report.data import Table
 from drasnap.snapshot.simulation.report.page import head, html_table, tail, write_page
@@ -22,24 +23,12 @@ from drasnap.snapshot.simulation.sweep import compare_rows, differing
 
 __all__ = ["SweepReport", "gather_sweep", "render_sweep", "write_sweep_report"]
 
-#: The columns after the settings that differ (``drasnap compare``'s).
-COLUMNS = (
-    "name",
-    "nodes_added",
-    "added",
-    "pods_pending",
-    "main_reason",
-    "nodes_removed",
-    "device_utilization",
-    "cost_per_hour",
-)
 #: What each axis's chart draws, with its label.
 METRICS = (
     ("nodes_added", "nodes added"),
     ("pods_pending", "pods pending"),
     ("cost_per_hour", "cost per hour"),
 )
-_NO_SCALE_UP = "pod didn't trigger scale-up: "
 
 
 @dataclass
@@ -67,23 +56,11 @@ def _value(row: dict[str, Any], axis: str) -> Any:
     return row["variants"].get(axis, row["settings"].get(axis))
 
 
-def _cell(column: str, value: Any) -> str:
-    if column == "added":
-        return ", ".join(f"{g} +{n}" for g, n in value.items()) or "-"
-    if column == "main_reason" and value:
-        text = " ".join(str(value).split())
-        if _NO_SCALE_UP in text:  # the part a sweep varies (the scheduler's is above it)
-            text = "no scale-up: " + text.split(_NO_SCALE_UP, 1)[1]
-        return text
-    if column in ("device_utilization", "cost_per_hour") and value is not None:
-        return f"{value:.2f}"
-    return "" if value is None else str(value)
-
-
 def sweep_table(report: SweepReport) -> Table:
-    headers = [*report.axes, *COLUMNS]
+    headers = [*report.axes, *COMPARE_COLUMNS]
     rows = [
-        [str(_value(r, a)) for a in report.axes] + [_cell(c, r.get(c)) for c in COLUMNS]
+        [str(_value(r, a)) for a in report.axes]
+        + [compare_cell(c, r.get(c)) for c in COMPARE_COLUMNS]
         for r in report.rows
     ]
     return Table(
