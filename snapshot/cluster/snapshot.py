@@ -567,13 +567,7 @@ class ClusterSnapshot:
         allocated = self.dra.resource_claims.allocated_by_pool()
         if pod.needs_free_device and not free_in(map(_device_names, slices), allocated):
             return (CANNOT_ALLOCATE_ALL_CLAIMS,)  # no free device: the allocator would fail
-        claims = self.dra.resource_claims
-        shares, consumed = claims.allocated_shares()
-        dedicated: AbstractSet[DeviceID] = claims.allocated_devices_view()
-        if shares and not self._features.consumable_capacity:
-            # Gate off: upstream's GatherAllocatedState counts every share as dedicated.
-            dedicated = dedicated | {share[:3] for share in shares}
-            shares, consumed = (), ()
+        dedicated, shares, consumed = self._allocated_state()
         results = allocate(
             node,
             list(pod.pending.values()),
@@ -608,12 +602,7 @@ class ClusterSnapshot:
         prepared = self._on_node(self._prepare(pod), node)
         if not prepared.pending:
             return None
-        claims = self.dra.resource_claims
-        shares, consumed = claims.allocated_shares()
-        dedicated: AbstractSet[DeviceID] = claims.allocated_devices_view()
-        if shares and not self._features.consumable_capacity:
-            dedicated = dedicated | {share[:3] for share in shares}
-            shares, consumed = (), ()
+        dedicated, shares, consumed = self._allocated_state()
         owners: dict[tuple[str, str, str], list[str]] = {}
         for key, claim in sorted(self._store.items(CLAIM_KIND).items()):
             allocation = (claim.get("status") or {}).get("allocation") or {}
@@ -636,6 +625,19 @@ class ClusterSnapshot:
             device_taint_rules=self.dra.device_taint_rules.list(),
             owners=owners,
         )
+
+    def _allocated_state(
+        self,
+    ) -> tuple[AbstractSet[DeviceID], Sequence[Any], Sequence[Any]]:
+        """What the allocator must leave alone: devices held whole, shares of devices, and
+        the capacity those shares consume."""
+        claims = self.dra.resource_claims
+        shares, consumed = claims.allocated_shares()
+        dedicated: AbstractSet[DeviceID] = claims.allocated_devices_view()
+        if shares and not self._features.consumable_capacity:
+            # Gate off: upstream's GatherAllocatedState counts every share as dedicated.
+            return dedicated | {share[:3] for share in shares}, (), ()
+        return dedicated, shares, consumed
 
     def _apply(self, pod: KubeObject, placement: _Placement) -> None:
         node_name = name_of(placement.node)
