@@ -44,6 +44,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
@@ -576,18 +577,26 @@ def run_sweep(
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(_START_METHOD)) as pool:
         pending: dict[Future[PointResult], int] = {}
         queue = list(todo)
-        while queue or pending:
-            while queue and len(pending) < workers:
-                index = queue.pop(0)
-                started(sweep.point(index))
-                pending[pool.submit(_worker, db, str(sweep.path), index)] = index
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                del pending[future]
-                result = future.result()
-                results.append(result)
-                count += 1
-                report(result, count, total)
+        try:
+            while queue or pending:
+                while queue and len(pending) < workers:
+                    index = queue.pop(0)
+                    started(sweep.point(index))
+                    pending[pool.submit(_worker, db, str(sweep.path), index)] = index
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    del pending[future]
+                    result = future.result()
+                    results.append(result)
+                    count += 1
+                    report(result, count, total)
+        except BrokenProcessPool:
+            # A worker died. The executor ends the others with SIGTERM, which a point's run
+            # takes as "stop after this step", and its shutdown then waits for them (seen to
+            # hang). Kill them: their points resume from their checkpoints on a rerun.
+            for process in list((pool._processes or {}).values()):
+                process.kill()
+            raise
     return sorted(results, key=lambda r: r.index)
 
 
