@@ -18,6 +18,7 @@ from .errors import (
 from .interface import (
     ABSENT,
     NEVER,
+    Closing,
     Fate,
     Follower,
     LayerInfo,
@@ -45,6 +46,7 @@ __all__ = [
     "ABSENT",
     "MISSING",
     "NEVER",
+    "Closing",
     "Divergence",
     "Fate",
     "FieldChange",

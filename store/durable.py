@@ -32,7 +32,6 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from drasnap.store import _sql, opening, pending, persist
@@ -53,7 +52,7 @@ from drasnap.store.errors import (
     StoreClosedError,
 )
 from drasnap.store.followers import Followed
-from drasnap.store.interface import ABSENT, MISS, TOMBSTONE, LayerInfo
+from drasnap.store.interface import ABSENT, MISS, TOMBSTONE, Closing, LayerInfo
 from drasnap.store.lock import WriterLock
 from drasnap.store.options import StoreOptions, check_store_name
 from drasnap.store.rows import EntryTuple, Flushed, Loaded
@@ -87,7 +86,7 @@ def _start_writer(
     return Writer(url, name, sync=settings.sync, keep_fds=lock.descriptors())
 
 
-class Store(Followed):
+class Store(Followed, Closing):
     """A durable, versioned key-value store of JSON values, organised as patch layers.
 
     Open it with :meth:`Store.open`; see the module docstring for durability and concurrency,
@@ -264,17 +263,6 @@ class Store(Followed):
             if self._connected is not None:
                 opening.disconnect(self._connected)
             self._conn = None
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         where = self._target.display if self._target else "?"

@@ -1,7 +1,8 @@
 """The contracts of the stores: :class:`VersionedStore` (what ``Store``, ``MemoryStore`` and any
 store the snapshot runs on offer), :class:`ReadOnlyState` (what a state to read offers, such as
 ``playback.State``), :class:`Follower` (derived state a store keeps in step, see
-``store.followers``), the layer description, and the sentinels shared by the backends.
+``store.followers``), the layer description, the sentinels shared by the backends, and
+:class:`Closing`, the ``with`` block of everything that has a ``close()``.
 
 mypy checks the stores against these protocols (``store/__init__.py``), and the snapshot and the
 tools are written against them, never against one backend.
@@ -11,7 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
+from types import TracebackType
+from typing import Any, Final, NamedTuple, Protocol, Self, runtime_checkable
+
+
+class Closing:
+    """A mixin for a class with a ``close()``: ``with obj:`` gives ``obj`` and closes it at the
+    end (the stores, states, journals and snapshots, which once wrote this pair each)."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        """Release what the object holds (idempotent); every user of the mixin defines it."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 class LayerInfo(NamedTuple):

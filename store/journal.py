@@ -26,7 +26,6 @@ import contextlib
 import os
 from collections.abc import Container, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from drasnap.store import _sql
@@ -37,7 +36,7 @@ from drasnap.store.errors import (
     NotADatabaseError,
     StoreNotFoundError,
 )
-from drasnap.store.interface import Fate
+from drasnap.store.interface import Closing, Fate
 from drasnap.store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 from sqlalchemy import (
     Connection,
@@ -242,7 +241,7 @@ def _record(row: Sequence[Any]) -> JournalRecord:
 # -- the reader -------------------------------------------------------------------------------
 
 
-class Journal:
+class Journal(Closing):
     """Read-only access to one store's journal (and, for its callers, its SQL state).
 
     Open it with :meth:`Journal.open`; it holds one read-only connection and no lock, so it
@@ -312,17 +311,6 @@ class Journal:
             self._closed = True
             self._conn.close()
             self._engine.dispose()
-
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<Journal of store {self._info.store!r} in {self._target.display}>"

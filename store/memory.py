@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from types import TracebackType
 from typing import Any
 
 from drasnap.store.codec import check_name, check_text, check_value, digest_of
 from drasnap.store.errors import InvalidValueError
 from drasnap.store.followers import Followed
-from drasnap.store.interface import ABSENT, MISS, LayerInfo
+from drasnap.store.interface import ABSENT, MISS, Closing, LayerInfo
 
 
 class _Patch:
@@ -68,7 +67,7 @@ class _Patch:
         return sum(map(len, self.modified.values())) + sum(map(len, self.deleted.values()))
 
 
-class MemoryStore(Followed):
+class MemoryStore(Followed, Closing):
     """The in-memory patch-set store: same interface as :class:`store.Store`, nothing durable.
 
     >>> s = MemoryStore()
@@ -91,17 +90,6 @@ class MemoryStore(Followed):
         super().__init__()
 
     # -- lifecycle (nothing to do: kept so both backends are interchangeable) -----------------
-
-    def __enter__(self) -> MemoryStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     @property
     def backend(self) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Final
 
 from drasnap.store.chain import ChainHasher
@@ -30,7 +29,7 @@ from drasnap.store.codec import (
 )
 from drasnap.store.durable import Store
 from drasnap.store.errors import InvalidValueError, StoreNotFoundError
-from drasnap.store.interface import LayerInfo, VersionedStore
+from drasnap.store.interface import Closing, LayerInfo, VersionedStore
 from drasnap.store.journal import Journal, JournalError, JournalRecord, OpenLayer
 from drasnap.store.jsondiff import FieldChange, field_diff
 from drasnap.store.memory import MemoryStore
@@ -414,7 +413,7 @@ def _require_new_store(into: str | os.PathLike[str], name: str) -> None:
 
 
 @dataclass
-class State:
+class State(Closing):
     """A store's effective state at one point, to read (never to write).
 
     ``seq`` is the journal position it reflects: the last record applied, or for the stored
@@ -444,17 +443,6 @@ class State:
 
     def close(self) -> None:
         self._backing.close()
-
-    def __enter__(self) -> State:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _replay_to(journal: Journal, seq: int, *, track_from: int | None = None) -> _Replayer:

@@ -38,7 +38,6 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from drasnap.snapshot.allocation.allocator import allocate
@@ -100,7 +99,7 @@ from drasnap.snapshot.scheduling.extended_claims import (
     without_extended_claim_status,
 )
 from drasnap.snapshot.scheduling.plugins.node_ports import host_ports
-from drasnap.store import Store, VersionedStore
+from drasnap.store import Closing, Store, VersionedStore
 
 
 @dataclass
@@ -128,7 +127,7 @@ class _Placement:
     extended: tuple[KubeObject, tuple[ExtendedResourceRequest, ...]] | None = None
 
 
-class ClusterSnapshot:
+class ClusterSnapshot(Closing):
     """Nodes, pods and DRA objects on one versioned store, forked and reverted together.
 
     >>> from drasnap.store import MemoryStore
@@ -190,17 +189,6 @@ class ClusterSnapshot:
 
     def close(self) -> None:
         self._store.close()
-
-    def __enter__(self) -> ClusterSnapshot:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- layers --------------------------------------------------------------------------------
 

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from types import TracebackType
 from typing import Any
 
 from drasnap.snapshot.dra.index import DeviceIndex, FlatList
@@ -85,7 +84,7 @@ from drasnap.snapshot.k8s.kinds import (
     namespaced_key,
 )
 from drasnap.snapshot.k8s.objects import KubeObject, go_quote, object_label
-from drasnap.store import MemoryStore, Store, VersionedStore
+from drasnap.store import Closing, MemoryStore, Store, VersionedStore
 
 __all__ = [
     "DeviceClassLister",
@@ -96,7 +95,7 @@ __all__ = [
 ]
 
 
-class DraSnapshot:
+class DraSnapshot(Closing):
     """DRA claims, slices and classes with cluster-autoscaler semantics, on a versioned store.
 
     Works on any :class:`store.VersionedStore` (durable or in memory); see the module
@@ -208,17 +207,6 @@ class DraSnapshot:
     def close(self) -> None:
         """Close the underlying store (which checkpoints a durable one)."""
         self._store.close()
-
-    def __enter__(self) -> DraSnapshot:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<DraSnapshot depth={self._store.depth} store={self._store!r}>"
