@@ -13,9 +13,11 @@ opened and closed, and its :class:`Fate`:
 A layer's ``dropped_seq`` is the sequence number of the revert that discarded its changes (its
 own, or that of the layer it ended up merged into); a write is visible to every operation after
 it and before that. The base layer (instance 0) is never dropped: its fate is ``committed``.
-Fates are resolved by one walk (:class:`_FateWalk`) down each commit chain, read through the
-``(store_id, layer)`` index, so the cost is per layer asked about, not per journal. The SQL view
-``layer_history`` (migrations) says the same in SQL; a test holds the two together.
+Fates are resolved by one walk (:class:`store.journal_records.FateWalk`) down each commit
+chain, read through the ``(store_id, layer)`` index, so the cost is per layer asked about, not
+per journal. The SQL view ``layer_history`` (migrations) says the same in SQL; a test holds the
+two together. The record types and that walk live in :mod:`store.journal_records` (plain values,
+no SQL); this module re-exports them and holds the reader and its statements.
 
 Like the rest of ``store/`` it knows nothing of Kubernetes: kinds and keys are strings.
 """
@@ -24,12 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Container, Generator, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any
 
 from drasnap.store import _sql
-from drasnap.store.codec import decode, encode
+from drasnap.store.codec import encode
 from drasnap.store.errors import (
     InvalidValueError,
     JournalError,
@@ -37,6 +38,14 @@ from drasnap.store.errors import (
     StoreNotFoundError,
 )
 from drasnap.store.interface import Closing, Fate
+from drasnap.store.journal_records import (
+    FateWalk,
+    JournalInfo,
+    JournalRecord,
+    LayerHistory,
+    OpenLayer,
+    resolve_layers,
+)
 from drasnap.store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 from sqlalchemy import (
     Connection,
@@ -66,72 +75,6 @@ _WRITES = ("put", "delete")
 # 0002), so SQLite sees that the index covers these queries: a bound ``IN (?, ?, ?)`` would not
 # prove it.
 _LAYER_OPS = text("journal.op IN ('fork', 'commit', 'revert')")
-
-
-@dataclass(frozen=True, slots=True)
-class JournalRecord:
-    """One journal row. ``value_json`` is the canonical JSON of a put's value."""
-
-    seq: int
-    ts: float
-    op: str
-    depth: int
-    layer: int
-    parent: int | None
-    label: str | None
-    kind: str | None
-    key: str | None
-    value_json: str | None
-    digest: str | None
-    chain: str | None = None  # checkpoint rows: the journal chain (store.chain)
-
-    @property
-    def value(self) -> Any:
-        """The put's value, decoded (a new object on each call); ``None`` for other ops."""
-        return None if self.value_json is None else decode(self.value_json)
-
-
-@dataclass(frozen=True, slots=True)
-class LayerHistory:
-    """One layer instance's life, from its fork to its commit or revert (see module docstring)."""
-
-    layer: int
-    label: str | None
-    depth: int
-    parent: int  # the instance below it when it was forked (0 = the base)
-    opened_seq: int
-    opened_at: float
-    closed_seq: int | None
-    closed_at: float | None
-    closed_by: str | None  # "commit", "revert", or None while open
-    fate: Fate  # committed, reverted or open
-    dropped_seq: int | None  # the revert that discarded its changes, if any
-
-
-@dataclass(frozen=True, slots=True)
-class JournalInfo:
-    """What the ``stores`` row says about a store's journal."""
-
-    store: str
-    store_id: int
-    complete: bool  # False once a writer ran with journal=False
-    last_seq: int  # 0 when the journal is empty
-    checkpoint_seq: int | None
-    state_digest: str  # the digest at the last checkpoint
-    depth: int  # open layers at the last checkpoint
-    created_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class OpenLayer:
-    """An open layer at some point: depth (1 = just above the base), instance, label, when it
-    was forked, and how many keys it modifies or deletes."""
-
-    depth: int
-    instance: int
-    label: str | None
-    created_at: float
-    entries: int
 
 
 # -- statements, built once -------------------------------------------------------------------
@@ -448,7 +391,7 @@ class Journal(Closing):
         cheap way to tell which writes were visible when (see the module docstring).
         """
         wanted = list(instances)
-        walk = _FateWalk(self._chains(wanted, _CLOSE_ROWS))
+        walk = FateWalk(self._chains(wanted, _CLOSE_ROWS))
         return {start: walk.end(start)[1] for start in wanted}
 
     def _chains(self, instances: Iterable[int], statement: Any) -> list[Any]:
@@ -509,67 +452,6 @@ class Journal(Closing):
         layer = self.find_layer(ref)
         end = self._info.last_seq if layer.closed_seq is None else layer.closed_seq - 1
         return layer.opened_seq, end
-
-
-class _FateWalk:
-    """The one walk that gives a layer its fate: follow its commits down to a revert (reverted,
-    dropped then), a commit into the base (committed) or a layer still open (open; unknown
-    when the journal has no fork for it). Each chain is walked once, the answers remembered."""
-
-    def __init__(self, closes: Iterable[Any], forks: Container[int] | None = None) -> None:
-        self._closes = {r.layer: r for r in closes}  # commit and revert records, by instance
-        self._forks = forks  # None: every instance counts as forked
-        self._ends: dict[int, tuple[Fate, int | None]] = {0: (Fate.COMMITTED, None)}
-
-    def end(self, instance: int) -> tuple[Fate, int | None]:
-        """``(fate, dropped_seq)`` of layer ``instance``."""
-        ends = self._ends
-        chain: list[int] = []
-        result: tuple[Fate, int | None]
-        while True:
-            known = ends.get(instance)
-            if known is not None:
-                result = known
-                break
-            chain.append(instance)
-            close = self._closes.get(instance)
-            if close is None:
-                forked = self._forks is None or instance in self._forks
-                result = (Fate.OPEN if forked else Fate.UNKNOWN, None)
-                break
-            if close.op == "revert":
-                result = (Fate.REVERTED, close.seq)
-                break
-            instance = close.parent or 0
-        for i in chain:
-            ends[i] = result
-        return result
-
-
-def resolve_layers(rows: Iterable[JournalRecord]) -> dict[int, LayerHistory]:
-    """Layer histories from fork, commit and revert records (in any order)."""
-    rows = list(rows)
-    forks = {r.layer: r for r in rows if r.op == "fork"}
-    closes = {r.layer: r for r in rows if r.op in ("commit", "revert")}
-    walk = _FateWalk(closes.values(), forks)
-    out: dict[int, LayerHistory] = {}
-    for instance, fork in forks.items():
-        fate, dropped = walk.end(instance)
-        close = closes.get(instance)
-        out[instance] = LayerHistory(
-            layer=instance,
-            label=fork.label,
-            depth=fork.depth,
-            parent=fork.parent or 0,
-            opened_seq=fork.seq,
-            opened_at=fork.ts,
-            closed_seq=close.seq if close else None,
-            closed_at=close.ts if close else None,
-            closed_by=close.op if close else None,
-            fate=fate,
-            dropped_seq=dropped,
-        )
-    return out
 
 
 def _require_existing(target: _sql.Target) -> None:
