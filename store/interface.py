@@ -1,6 +1,6 @@
 """The contracts of the stores: :class:`VersionedStore` (what ``Store``, ``MemoryStore`` and any
 store the snapshot runs on offer), :class:`ReadOnlyState` (what a state to read offers, such as
-``playback.State``), :class:`Follower` (derived state a store keeps in step, see
+``states.State``), :class:`Follower` (derived state a store keeps in step, see
 ``store.followers``), the layer description, the sentinels shared by the backends, and
 :class:`Closing`, the ``with`` block of everything that has a ``close()``.
 
