@@ -60,6 +60,13 @@ class Replayer:
         )
 
     def apply(self, rec: JournalRecord) -> None:
+        # Not store.cache.LayerStack.apply, the write-behind mirror's reading of an entry,
+        # though both dispatch on the same ops: the mirror replays the store's own buffer
+        # into a bare layer stack, trusting it and keeping its instances and times; a replay
+        # goes through a VersionedStore's operations (a MemoryStore has no layer stack; a
+        # Store replayed into must write its own journal and checkpoints, so the same
+        # sequence numbers), checks every record of a journal read back from a database, and
+        # tracks keys between the checks and the operation (before a put, before a revert).
         if rec.seq != self.expected_seq:
             raise JournalError(
                 f"the journal of store {self.store!r} has no record for seq "
