@@ -32,10 +32,11 @@ _SHIP_EVERY = 1024  # journal entries per batch handed to the write-behind proce
 
 
 def start_writer(
-    target: _sql.Target, name: str, settings: StoreOptions, lock: WriterLock
+    target: _sql.Target, name: str, settings: StoreOptions, lock: WriterLock, faults: str = ""
 ) -> Writer | None:
     """The write-behind process of a store being opened (see :mod:`store.writer`); None when
-    ``write_behind="auto"`` finds it cannot be used there."""
+    ``write_behind="auto"`` finds it cannot be used there. ``faults``: tests only (the
+    ``_writer_faults`` of ``Store.open``)."""
     sqlite_file = target.dialect == "sqlite" and target.path is not None
     if settings.write_behind == "auto" and not (
         sqlite_file and settings.journal and settings.cache_size is None
@@ -47,7 +48,7 @@ def start_writer(
             "the database on its own connection"
         )
     url = target.url.render_as_string(hide_password=False)
-    return Writer(url, name, sync=settings.sync, keep_fds=lock.descriptors())
+    return Writer(url, name, sync=settings.sync, keep_fds=lock.descriptors(), _faults=faults)
 
 
 class Checkpointing:

@@ -143,13 +143,15 @@ class Store(Checkpointing, Followed, Closing):
             InvalidValueError: an unknown option or a bad option value.
         """
         script_location: Path | None = options.pop("_script_location", None)  # tests only
+        # Tests only: a fault plan for the write-behind process (writer_process.parse_faults).
+        writer_faults: str = options.pop("_writer_faults", "")
         StoreOptions.check_known(options)
         check_store_name(name)
         settings = StoreOptions(**options)
         writers: list[Writer] = []
 
         def start_writer(target: _sql.Target, lock: WriterLock) -> None:
-            writer = _start_writer(target, name, settings, lock)
+            writer = _start_writer(target, name, settings, lock, writer_faults)
             if writer is not None:
                 writers.append(writer)
 

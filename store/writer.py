@@ -101,14 +101,19 @@ class Writer:
     until both processes have ended.
     """
 
-    def __init__(self, url: str, name: str, *, sync: str, keep_fds: tuple[int, ...]) -> None:
+    def __init__(
+        self, url: str, name: str, *, sync: str, keep_fds: tuple[int, ...], _faults: str = ""
+    ) -> None:
+        """Start the process for store ``name`` at ``url``. ``_faults`` is for tests only: a
+        fault plan for the process (:func:`store.writer_process.parse_faults`)."""
         self._name = name
+        faults = [_faults] if _faults else []
         # Started with the two signals blocked (a blocked signal stays blocked across exec),
         # so that one sent before its first instruction waits, then is ignored there.
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _IGNORED)
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, str(os.getpid()), url, name, sync],
+                [sys.executable, "-c", _BOOT, str(os.getpid()), url, name, sync, *faults],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 pass_fds=keep_fds,

@@ -1,6 +1,8 @@
 """The write-behind process: it writes a store's checkpoints while the store's own process goes
-on (``store.writer_process`` run as ``__main__`` with ``PARENT_PID URL NAME SYNC``, started by
-:class:`store.writer.Writer`; it reads its messages on stdin and answers on stdout).
+on (``store.writer_process`` run as ``__main__`` with ``PARENT_PID URL NAME SYNC [FAULTS]``,
+started by :class:`store.writer.Writer`; it reads its messages on stdin and answers on stdout).
+``FAULTS``, for tests only, is a fault plan (:func:`parse_faults`), which the tests hand to
+``Store.open`` as ``_writer_faults``: a production store never passes one.
 
 Why a process: the writes of a flush are one ``executemany`` per table, and both the ``sqlite3``
 module and the PostgreSQL driver give the GIL back and take it again around every row, so a
@@ -61,9 +63,6 @@ from drasnap.store.rows import Entry, EntryRow, EntryTuple, JournalRow, journal_
 from sqlalchemy import Connection, RootTransaction
 
 _PR_SET_PDEATHSIG = 1
-#: Test hook: "checkpoint:N" makes the Nth checkpoint this process writes fail, "rows:N" the Nth
-#: batch of rows (as a disk error would).
-FAULTS_ENV = "DRASNAP_WRITER_FAULTS"
 TIDY_WAL_BYTES = 64 << 20
 
 
@@ -77,13 +76,19 @@ def _mirror_holds_every_value(keys: list[Any]) -> dict[Any, str | None]:
 
 
 class InjectedFault(Exception):
-    """A failure asked for by ``DRASNAP_WRITER_FAULTS`` (tests only)."""
+    """A failure asked for by a fault plan (tests only: see :func:`parse_faults`)."""
 
 
 class Mirror:
     """The store as of the rows received, values as texts, and the open transaction."""
 
-    def __init__(self, conn: Connection, name: str, target: _sql.Target) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        name: str,
+        target: _sql.Target,
+        faults: frozenset[tuple[str, int]] = frozenset(),
+    ) -> None:
         assert target.path is not None
         self.conn = conn
         self.path = target.path
@@ -104,7 +109,7 @@ class Mirror:
         self.ahead: list[tuple[list[EntryRow], list[EntryRow]]] = []
         self.trans: RootTransaction | None = None
         self.replay = False  # the open transaction lost its rows: write them all again
-        self.faults = _faults()
+        self.faults = faults  # tests only: failures to inject (parse_faults)
         self.alarm: tuple[Any, ...] | None = None  # to tell the store at once (a full disk)
         self.counts = {"rows": 0, "checkpoint": 0}
 
@@ -258,13 +263,14 @@ def _reason(exc: BaseException) -> str:
     return text[:2000]
 
 
-def _faults() -> set[tuple[str, int]]:
-    spec = os.environ.get(FAULTS_ENV, "")
+def parse_faults(spec: str) -> frozenset[tuple[str, int]]:
+    """A fault plan, for tests only: ``"checkpoint:N"`` makes the Nth checkpoint this process
+    writes fail, ``"rows:N"`` the Nth batch of rows (as a disk error would); comma-separated."""
     out = set()
     for part in filter(None, spec.split(",")):
         event, _, n = part.partition(":")
         out.add((event, int(n)))
-    return out
+    return frozenset(out)
 
 
 def _die_with(parent: int) -> None:
@@ -275,15 +281,24 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def serve(inp: int, out: int, parent: int, url: str, name: str, sync: str) -> int:
-    """The process's work, from its input ``inp`` to its output ``out``; its exit code."""
+def serve(
+    inp: int,
+    out: int,
+    parent: int,
+    url: str,
+    name: str,
+    sync: str,
+    faults: frozenset[tuple[str, int]] = frozenset(),
+) -> int:
+    """The process's work, from its input ``inp`` to its output ``out``; its exit code.
+    ``faults``: tests only (:func:`parse_faults`)."""
     _die_with(parent)
     try:
         target = _sql.parse_target(url)
         engine = _sql.create(target, sync=sync)
         conn = _sql.connect(engine, target)
         _pragma(conn, "wal_autocheckpoint = 0")  # see Mirror.tidy
-        mirror = Mirror(conn, name, target)
+        mirror = Mirror(conn, name, target, faults)
     except Exception as exc:
         send(out, ("fatal", f"cannot open the store: {_reason(exc)}"))
         return 1
@@ -323,8 +338,9 @@ def serve(inp: int, out: int, parent: int, url: str, name: str, sync: str) -> in
 
 def main() -> int:
     parent, url, name, sync = sys.argv[1:5]
+    faults = parse_faults(sys.argv[5]) if len(sys.argv) > 5 else frozenset()
     return serve(
-        sys.stdin.buffer.fileno(), sys.stdout.buffer.fileno(), int(parent), url, name, sync
+        sys.stdin.buffer.fileno(), sys.stdout.buffer.fileno(), int(parent), url, name, sync, faults
     )
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from drasnap.store import DatabaseError, InvalidValueError, Journal, MemoryStore, Store, replay
-from drasnap.store.writer_process import FAULTS_ENV
 
 
 def _fill(store: Any, n: int, *, start: int = 0) -> None:
@@ -75,12 +74,15 @@ def test_a_checkpoint_not_waited_for_is_written_whole_and_the_chain_verifies(
     assert [op for op, _ in _journal_ops(db)].count("checkpoint") == 3
 
 
-def test_a_failed_checkpoint_is_reported_then_written_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(FAULTS_ENV, "checkpoint:1")  # the writer's first checkpoint fails
+def test_a_failed_checkpoint_is_reported_then_written_again(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    store = Store.open(db, write_behind=True, auto_checkpoint=False, checkpoint_interval=0)
+    store = Store.open(
+        db,
+        write_behind=True,
+        auto_checkpoint=False,
+        checkpoint_interval=0,
+        _writer_faults="checkpoint:1",  # the writer's first checkpoint fails
+    )
     store.put("claims", "a", {"v": 1})
     with pytest.raises(DatabaseError, match="injected checkpoint failure"):
         store.checkpoint()
@@ -97,12 +99,15 @@ def test_a_failed_checkpoint_is_reported_then_written_again(
     assert replay(db, verify=True).divergence is None
 
 
-def test_a_failure_a_later_checkpoint_repairs_is_not_an_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(FAULTS_ENV, "rows:1,checkpoint:1")  # the first rows and checkpoint
+def test_a_failure_a_later_checkpoint_repairs_is_not_an_error(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    store = Store.open(db, write_behind=True, auto_checkpoint=False, checkpoint_interval=0)
+    store = Store.open(
+        db,
+        write_behind=True,
+        auto_checkpoint=False,
+        checkpoint_interval=0,
+        _writer_faults="rows:1,checkpoint:1",  # the first rows and checkpoint fail
+    )
     _fill(store, 3000)
     store.checkpoint(wait=False)  # fails in the writer: nobody waits for it
     _fill(store, 10, start=3000)
