@@ -137,6 +137,16 @@ class Writer:
         self._dead: str | None = None
         self.last: tuple[Any, ...] | None = None  # the newest ("flushed", ...) answer's values
 
+    @property
+    def pid(self) -> int:
+        """The process id of the writer process (for a signal, e.g. in a test)."""
+        return self._proc.pid
+
+    @property
+    def running(self) -> bool:
+        """Whether the writer process has not ended (it is reaped if it has)."""
+        return self._proc.poll() is None
+
     # -- sending -----------------------------------------------------------------------------
 
     def _post(self, message: Any) -> None:
