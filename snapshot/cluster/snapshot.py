@@ -35,8 +35,9 @@ scheduler's ``0/N nodes are available: ...`` answer for a pod that fits nowhere.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -128,6 +129,16 @@ class _Placement:
     extended: tuple[KubeObject, tuple[ExtendedResourceRequest, ...]] | None = None
 
 
+@dataclass(frozen=True)
+class Placed:
+    """A placement ``schedule_pod_anywhere`` made, recorded to be made again by
+    :meth:`ClusterSnapshot.place` on the same state (see :meth:`ClusterSnapshot.recording`)."""
+
+    pod: str  # namespace/name
+    node: str
+    placement: _Placement
+
+
 class ClusterSnapshot:
     """Nodes, pods and DRA objects on one versioned store, forked and reverted together.
 
@@ -176,6 +187,7 @@ class ClusterSnapshot:
         self._pods.listener = self._placement.node_changed
         self._dra_filter = _DraFilter(self)
         self._plugins = default_plugins(self._dra_filter, self._dra_resource_names)
+        self._recorded: list[Placed] | None = None
 
     @classmethod
     def open(
@@ -439,6 +451,51 @@ class ClusterSnapshot:
                 return node_name
         return None
 
+    @contextmanager
+    def recording(self) -> Iterator[list[Placed]]:
+        """Record every placement made meanwhile, in order, into the list yielded.
+
+        A recorded placement is the scheduler's decision for that pod on the state it was made
+        on; :meth:`place` writes it again without searching, which is only right on that same
+        state (the same objects, reached again by a revert): a simulation that tries an
+        expansion, reverts it and then applies it uses this for the second time."""
+        log: list[Placed] = []
+        outer, self._recorded = self._recorded, log
+        try:
+            yield log
+        finally:
+            self._recorded = outer
+
+    def place(self, pod: KubeObject, placed: Placed) -> None:
+        """Write again a placement :meth:`recording` recorded, on the state it was made on.
+
+        What could have changed is checked, cheaply: the pod is the one placed and is on no
+        node, the node exists and has room for its CPU, memory and pod slot, and no device of
+        its allocations is taken.
+
+        Raises:
+            SchedulingError: one of those does not hold (the state is not the one recorded).
+        """
+        key = key_of(pod)
+        have = self._nodes.allocatable.get(placed.node)
+        if key != placed.pod or key in self._pods.node_of or have is None:
+            raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
+        want = pod_facts(pod).requests
+        used = self._pods.requested.get(placed.node, _NOTHING)
+        taken = self.dra.resource_claims.allocated_devices_view()
+        if (
+            used.pods + 1 > have.pods
+            or want.cpu + used.cpu > have.cpu
+            or want.memory + used.memory > have.memory
+            or any(
+                (r.get("driver"), r.get("pool"), r.get("device")) in taken
+                for _, allocation in placed.placement.allocations
+                for r in (allocation.get("devices") or {}).get("results") or ()
+            )
+        ):
+            raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
+        self._apply(pod, placed.placement)
+
     def fit_error(self, pod: KubeObject, nodes: Sequence[str] | None = None) -> FitError:
         """Why the pod fits none of ``nodes`` (every node by default), in kube-scheduler's
         words: ``0/N nodes are available: ...`` and the reason of each node.
@@ -641,6 +698,8 @@ class ClusterSnapshot:
 
     def _apply(self, pod: KubeObject, placement: _Placement) -> None:
         node_name = name_of(placement.node)
+        if self._recorded is not None:
+            self._recorded.append(Placed(key_of(pod), node_name, placement))
         allocated: dict[str, KubeObject] = {}
         for claim, allocation in placement.allocations:
             status = dict(claim.get("status") or {})
