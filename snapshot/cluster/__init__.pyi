@@ -1,5 +1,5 @@
 """Public names (loaded lazily by __init__.py; mypy reads this)."""
 
-from .snapshot import ClusterSnapshot
+from .snapshot import ClusterSnapshot, Placed
 
-__all__ = ["ClusterSnapshot"]
+__all__ = ["ClusterSnapshot", "Placed"]

@@ -12,7 +12,8 @@ it stays right whatever forks, commits or reverts the store.
 
 Scheduling a pod (``schedule_pod``) follows PredicateSnapshot.SchedulePod: the pod must pass
 kube-scheduler's filters on the node (``snapshot.scheduling``: the snapshot is their
-``ClusterView``, and the DRA snapshot their DynamicResources backend): node name, selectors and
+``ClusterView``, and through ``_Manager`` the ``DraManager`` of the DynamicResources plugin, whose
+logic is ``scheduling.plugins.dynamic_resources.DraFilter``): node name, selectors and
 affinity, taints, unschedulable nodes, host ports, resource fit, topology spread, inter-pod
 affinity; then DRA: the pod's claims must be tracked, those allocated already must be
 available on the node, and its unallocated claims are allocated together on that node (the
@@ -35,8 +36,9 @@ scheduler's ``0/N nodes are available: ...`` answer for a pod that fits nowhere.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,29 +73,25 @@ from drasnap.snapshot.k8s.kinds import (
     key_of,
     namespaced_key,
 )
-from drasnap.snapshot.k8s.node_selectors import node_selector_matches
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.scheduling import (
-    CANNOT_ALLOCATE_ALL_CLAIMS,
-    CLAIM_NOT_AVAILABLE_ON_NODE,
     NAMESPACE_NAME_LABEL,
-    ExtendedResourceRequest,
-    Fit,
+    DraFilter,
+    DraState,
     FitError,
-    NodeFacts,
+    Placement,
     PodCycle,
     PodFacts,
+    PreparedPod,
     Requests,
+    available_on,
     default_plugins,
     dra_extended_resource_classes,
-    extended_resource_requests,
     node_allocatable_requests,
-    node_facts,
     pod_facts,
     share_pod_facts,
 )
 from drasnap.snapshot.scheduling.extended_claims import (
-    extended_claim,
     extended_claim_key,
     with_extended_claim_status,
     without_extended_claim_status,
@@ -102,29 +100,14 @@ from drasnap.snapshot.scheduling.plugins.node_ports import host_ports
 from drasnap.store import Closing, Store, VersionedStore
 
 
-@dataclass
-class _Pod:
-    """A pod about to be placed: what every node it is tried on needs to know."""
+@dataclass(frozen=True)
+class Placed:
+    """A placement ``schedule_pod_anywhere`` made, recorded to be made again by
+    :meth:`ClusterSnapshot.place` on the same state (see :meth:`ClusterSnapshot.recording`)."""
 
-    key: str
-    allocated: list[KubeObject]  # its claims that are allocated already
-    pending: dict[str, KubeObject]  # its claims to allocate, by key
-    needs_free_device: bool
-    obj: KubeObject | None = None  # the pod (set when it has DRA-backed extended resources)
-    # Its requests of extended resources a DeviceClass provides (DRAExtendedResource); on a
-    # node that does not advertise one, the scheduler's extended-resource claim serves it.
-    extended: tuple[ExtendedResourceRequest, ...] = ()
-    extended_claim: KubeObject | None = None  # that claim, on the node being tried
-    extended_requests: tuple[ExtendedResourceRequest, ...] = ()  # and what it requests
-
-
-@dataclass
-class _Placement:
-    """What scheduling a pod on a node will write, computed before anything is written."""
-
-    node: KubeObject
-    allocations: list[tuple[KubeObject, dict[str, Any]]]  # (claim, status.allocation)
-    extended: tuple[KubeObject, tuple[ExtendedResourceRequest, ...]] | None = None
+    pod: str  # namespace/name
+    node: str
+    placement: Placement
 
 
 class ClusterSnapshot(Closing):
@@ -173,8 +156,9 @@ class ClusterSnapshot(Closing):
             self.dra.resource_claims.allocated_by_pool,
         )
         self._pods.listener = self._placement.node_changed
-        self._dra_filter = _DraFilter(self)
+        self._dra_filter = DraFilter(_Manager(self))
         self._plugins = default_plugins(self._dra_filter, self._dra_resource_names)
+        self._recorded: list[Placed] | None = None
 
     @classmethod
     def open(
@@ -371,7 +355,7 @@ class ClusterSnapshot(Closing):
         if facts.key in self._pods.node_of:
             return None  # already on a node: placing it again is refused everywhere
         cycle: PodCycle | None = None
-        dra: _DraState | None = None
+        dra: DraState | None = None
         # Nodes the filters would refuse for CPU, memory or pod count, or for want of a free
         # device, are skipped with the cheap checks first: this loop runs for every node, and
         # the filters run only on the nodes that pass them.
@@ -381,7 +365,7 @@ class ClusterSnapshot(Closing):
         slices_of = self._nodes.slices.get
         used_on = self._pods.requested.get
         allocated = self.dra.resource_claims.allocated_by_pool()
-        prepared = self._prepare(pod) if facts.spec.get("resourceClaims") else None
+        prepared = self._dra_filter.prepare_pod(pod) if facts.spec.get("resourceClaims") else None
         check_devices = prepared is not None and _no_free_global_device(self, prepared, allocated)
         # A pod that uses nothing but CPU, memory, the pod slot and claims passes every filter
         # on a node without taints or cordon (none has anything to check, and NodeResourcesFit
@@ -413,11 +397,11 @@ class ClusterSnapshot(Closing):
                 if not spread and not free_in(pools, allocated):
                     continue
             if plain and node_name not in restricted:
-                placement = self._plan(prepared, node_name) if prepared else None
+                placement = self._dra_filter.plan(prepared, node_name) if prepared else None
                 if isinstance(placement, tuple):
                     continue  # DynamicResources' refusal
                 node: KubeObject = self._store.get(NODE_KIND, node_name)
-                self._apply(pod, placement or _Placement(node, []))
+                self._apply(pod, placement or Placement(node, []))
                 return node_name
             if cycle is None:
                 cycle, dra = self._cycle(pod, prepared)
@@ -426,6 +410,51 @@ class ClusterSnapshot(Closing):
                 self._apply(pod, _placement_on(node, dra))
                 return node_name
         return None
+
+    @contextmanager
+    def recording(self) -> Iterator[list[Placed]]:
+        """Record every placement made meanwhile, in order, into the list yielded.
+
+        A recorded placement is the scheduler's decision for that pod on the state it was made
+        on; :meth:`place` writes it again without searching, which is only right on that same
+        state (the same objects, reached again by a revert): a simulation that tries an
+        expansion, reverts it and then applies it uses this for the second time."""
+        log: list[Placed] = []
+        outer, self._recorded = self._recorded, log
+        try:
+            yield log
+        finally:
+            self._recorded = outer
+
+    def place(self, pod: KubeObject, placed: Placed) -> None:
+        """Write again a placement :meth:`recording` recorded, on the state it was made on.
+
+        What could have changed is checked, cheaply: the pod is the one placed and is on no
+        node, the node exists and has room for its CPU, memory and pod slot, and no device of
+        its allocations is taken.
+
+        Raises:
+            SchedulingError: one of those does not hold (the state is not the one recorded).
+        """
+        key = key_of(pod)
+        have = self._nodes.allocatable.get(placed.node)
+        if key != placed.pod or key in self._pods.node_of or have is None:
+            raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
+        want = pod_facts(pod).requests
+        used = self._pods.requested.get(placed.node, _NOTHING)
+        taken = self.dra.resource_claims.allocated_devices_view()
+        if (
+            used.pods + 1 > have.pods
+            or want.cpu + used.cpu > have.cpu
+            or want.memory + used.memory > have.memory
+            or any(
+                (r.get("driver"), r.get("pool"), r.get("device")) in taken
+                for _, allocation in placed.placement.allocations
+                for r in (allocation.get("devices") or {}).get("results") or ()
+            )
+        ):
+            raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
+        self._apply(pod, placed.placement)
 
     def fit_error(self, pod: KubeObject, nodes: Sequence[str] | None = None) -> FitError:
         """Why the pod fits none of ``nodes`` (every node by default), in kube-scheduler's
@@ -470,11 +499,11 @@ class ClusterSnapshot(Closing):
         self._store.put(POD_KIND, key_of(pod), pod)
 
     def _cycle(
-        self, pod: KubeObject, prepared: _Pod | None = None
-    ) -> tuple[PodCycle, _DraState | None]:
+        self, pod: KubeObject, prepared: PreparedPod | None = None
+    ) -> tuple[PodCycle, DraState | None]:
         """A scheduling attempt of ``pod`` on the cluster as it is, and its DRA state (None
         when the pod uses no DRA), which keeps the allocation found on each node it fits.
-        ``prepared``: the pod's claims as ``_prepare`` found them just now, not redone."""
+        ``prepared``: the pod's claims as PreFilter found them just now, not redone."""
         self._dra_filter.last = None
         self._dra_filter.ready = prepared
         try:
@@ -482,97 +511,6 @@ class ClusterSnapshot(Closing):
         finally:
             self._dra_filter.ready = None
         return cycle, self._dra_filter.last
-
-    def _prepare(self, pod: KubeObject, fit: Fit | None = None) -> _Pod:
-        """What placing ``pod`` needs, whatever the node: worked out once per pod.
-
-        Raises:
-            NotFoundError: the pod references a claim that is not tracked.
-        """
-        claims: list[KubeObject] = []
-        if (pod.get("spec") or {}).get("resourceClaims"):
-            claims = self.dra.pod_claims(pod)  # a missing claim fails on every node
-        pending: dict[str, KubeObject] = {}
-        allocated: list[KubeObject] = []
-        for claim in claims:
-            if is_allocated(claim):
-                allocated.append(claim)
-            else:
-                pending.setdefault(key_of(claim), claim)
-        extended: tuple[ExtendedResourceRequest, ...] = ()
-        if fit is not None and fit.dra_backed:
-            by_resource = dra_extended_resource_classes(self.dra.device_classes.list())
-            extended = tuple(
-                r
-                for r in extended_resource_requests(pod, by_resource)
-                if r.resource in fit.dra_backed
-            )
-        return _Pod(
-            key_of(pod),
-            allocated,
-            pending,
-            bool(pending) and _needs_free_device(pending.values()),
-            pod if extended else None,
-            extended,
-        )
-
-    def _on_node(self, pod: _Pod, node: KubeObject) -> _Pod:
-        """``pod`` as tried on ``node``: with the scheduler's extended-resource claim for the
-        DRA-backed resources the node does not advertise itself (they are left to DRA)."""
-        if not pod.extended:
-            return pod
-        have = node_facts(node).allocatable
-        needed = tuple(r for r in pod.extended if have.scalar(r.resource) <= 0)
-        if not needed:
-            return pod
-        assert pod.obj is not None
-        claim = extended_claim(pod.obj, needed)
-        return _Pod(
-            pod.key,
-            pod.allocated,
-            {**pod.pending, key_of(claim): claim},
-            True,
-            pod.obj,
-            pod.extended,
-            claim,
-            needed,
-        )
-
-    def _plan(self, pod: _Pod, node_name: str) -> _Placement | tuple[str, ...]:
-        """The DRA writes that would schedule the pod on ``node_name``, or the scheduler's
-        reasons why its claims cannot be used there (DynamicResources' Filter)."""
-        node: KubeObject | None = self._store.get(NODE_KIND, node_name)
-        if node is None:
-            return (f"node {node_name!r} not found in the snapshot",)
-        pod = self._on_node(pod, node)
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        for claim in pod.allocated:
-            if not _available_on(claim, node_name, labels):
-                return (CLAIM_NOT_AVAILABLE_ON_NODE,)
-        if not pod.pending:
-            return _Placement(node, [])
-        slices = self._slices_for(node_name)
-        allocated = self.dra.resource_claims.allocated_by_pool()
-        if pod.needs_free_device and not free_in(map(_device_names, slices), allocated):
-            return (CANNOT_ALLOCATE_ALL_CLAIMS,)  # no free device: the allocator would fail
-        dedicated, shares, consumed = self._allocated_state()
-        results = allocate(
-            node,
-            list(pod.pending.values()),
-            classes=self.dra.device_classes.list(),
-            slices=slices,
-            allocated_devices=dedicated,
-            allocated_shared_devices=shares,
-            allocated_capacity=consumed,
-            features=self._features,
-            device_taint_rules=self.dra.device_taint_rules.list(),
-        )
-        if results is None:
-            return (CANNOT_ALLOCATE_ALL_CLAIMS,)
-        extended = None
-        if pod.extended_claim is not None:
-            extended = (pod.extended_claim, pod.extended_requests)
-        return _Placement(node, list(zip(pod.pending.values(), results, strict=True)), extended)
 
     def explain_devices(self, pod: KubeObject, node_name: str) -> AllocationExplanation | None:
         """Why ``pod``'s claims do (not) fit ``node_name``'s devices, device by device
@@ -587,7 +525,7 @@ class ClusterSnapshot(Closing):
         node: KubeObject | None = self._store.get(NODE_KIND, node_name)
         if node is None:
             raise NotFoundError(f"node {node_name!r} is not in the cluster")
-        prepared = self._on_node(self._prepare(pod), node)
+        prepared = self._dra_filter.on_node(self._dra_filter.prepare_pod(pod), node)
         if not prepared.pending:
             return None
         dedicated, shares, consumed = self._allocated_state()
@@ -627,8 +565,10 @@ class ClusterSnapshot(Closing):
             return dedicated | {share[:3] for share in shares}, (), ()
         return dedicated, shares, consumed
 
-    def _apply(self, pod: KubeObject, placement: _Placement) -> None:
+    def _apply(self, pod: KubeObject, placement: Placement) -> None:
         node_name = name_of(placement.node)
+        if self._recorded is not None:
+            self._recorded.append(Placed(key_of(pod), node_name, placement))
         allocated: dict[str, KubeObject] = {}
         for claim, allocation in placement.allocations:
             status = dict(claim.get("status") or {})
@@ -657,7 +597,7 @@ class ClusterSnapshot(Closing):
         labels = (node.get("metadata") or {}).get("labels") or {}
         for claim in self.dra.pod_claims(pod):
             allocated = is_allocated(claim)
-            available = allocated and _available_on(claim, node_name, labels)
+            available = allocated and available_on(claim, node_name, labels)
             if not available:
                 raise SchedulingError(
                     f"pod {key_of(pod)} needs claim {key_of(claim)} to schedule, but it isn't "
@@ -666,6 +606,8 @@ class ClusterSnapshot(Closing):
                 )
 
     def _slices_for(self, node_name: str) -> list[KubeObject]:
+        """The slices the allocator sees for ``node_name``: its own and the global ones, or
+        every slice when one of its pools spreads over nodes or has global slices too."""
         local = self.dra.local_slices(node_name)
         spread, pools = slice_list_devices(local) if local else (False, ())
         if spread:
@@ -679,37 +621,45 @@ class ClusterSnapshot(Closing):
         return [*local, *global_slices]
 
 
-@dataclass
-class _DraState:
-    """DynamicResources' state for one pod: what it needs, and the placement found per node."""
-
-    pod: _Pod
-    placements: dict[str, _Placement]
-
-
-class _DraFilter:
-    """The DynamicResources backend (``snapshot.scheduling.DraBackend``) on the snapshot."""
+class _Manager:
+    """The cluster snapshot as the DynamicResources plugin reads it (its ``DraManager``): the
+    DRA snapshot's listers, and the allocator with the state the cluster's claims leave."""
 
     def __init__(self, cluster: ClusterSnapshot) -> None:
         self.cluster = cluster
-        self.last: _DraState | None = None  # the state of the newest PreFilter, for _cycle
-        self.ready: _Pod | None = None  # the pod's claims, when _cycle was given them
 
-    def prepare(self, pod: PodFacts, fit: Fit) -> _DraState | None:
-        prepared = self.ready
-        if prepared is None or prepared.key != pod.key or fit.dra_backed:
-            prepared = self.cluster._prepare(pod.pod, fit)
-        if not prepared.allocated and not prepared.pending and not prepared.extended:
-            return None
-        self.last = _DraState(prepared, {})
-        return self.last
+    def node(self, name: str) -> KubeObject | None:
+        return self.cluster.node(name)
 
-    def check(self, state: _DraState, node: NodeFacts) -> tuple[str, ...] | None:
-        placement = self.cluster._plan(state.pod, node.name)
-        if isinstance(placement, tuple):
-            return placement
-        state.placements[node.name] = placement
-        return None
+    def pod_claims(self, pod: KubeObject) -> list[KubeObject]:
+        return self.cluster.dra.pod_claims(pod)
+
+    def device_classes(self) -> list[KubeObject]:
+        return self.cluster.dra.device_classes.list()
+
+    def slices_for(self, node_name: str) -> list[KubeObject]:
+        return self.cluster._slices_for(node_name)
+
+    def any_free_device(self, slices: list[KubeObject]) -> bool:
+        allocated = self.cluster.dra.resource_claims.allocated_by_pool()
+        return free_in(map(_device_names, slices), allocated)
+
+    def allocate(
+        self, node: KubeObject, claims: list[KubeObject], slices: list[KubeObject]
+    ) -> list[dict[str, Any]] | None:
+        cluster = self.cluster
+        dedicated, shares, consumed = cluster._allocated_state()
+        return allocate(
+            node,
+            claims,
+            classes=cluster.dra.device_classes.list(),
+            slices=slices,
+            allocated_devices=dedicated,
+            allocated_shared_devices=shares,
+            allocated_capacity=consumed,
+            features=cluster._features,
+            device_taint_rules=cluster.dra.device_taint_rules.list(),
+        )
 
 
 def _plain_pod(pod: PodFacts) -> bool:
@@ -726,15 +676,15 @@ def _plain_pod(pod: PodFacts) -> bool:
     )
 
 
-def _placement_on(node: KubeObject, dra: _DraState | None) -> _Placement:
+def _placement_on(node: KubeObject, dra: DraState | None) -> Placement:
     """What the filters found for the pod on ``node``, which they let it onto."""
     if dra is None:
-        return _Placement(node, [])
+        return Placement(node, [])
     return dra.placements[name_of(node)]
 
 
 def _no_free_global_device(
-    cluster: ClusterSnapshot, pod: _Pod, allocated: Mapping[PoolKey, AbstractSet[str]]
+    cluster: ClusterSnapshot, pod: PreparedPod, allocated: Mapping[PoolKey, AbstractSet[str]]
 ) -> bool:
     """Whether the pod needs a free device that the global slices cannot give: then only
     nodes with a free local device are worth filtering."""
@@ -742,24 +692,6 @@ def _no_free_global_device(
         return False
     global_slices = cluster.dra.global_slices()
     return not (global_slices and free_in(slice_list_devices(global_slices)[1], allocated))
-
-
-def _needs_free_device(claims: Iterable[KubeObject]) -> bool:
-    """Does some request need a device nobody holds (any request without adminAccess)?
-
-    A quick no on a node whose devices are all in use, before running the allocator.
-    """
-    for claim in claims:
-        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
-            exactly = request.get("exactly")
-            if exactly is not None and not exactly.get("adminAccess"):
-                return True
-    return False
-
-
-def _available_on(claim: KubeObject, node_name: str, labels: Mapping[str, str]) -> bool:
-    selector = ((claim.get("status") or {}).get("allocation") or {}).get("nodeSelector")
-    return selector is None or node_selector_matches(selector, node_name, labels)
 
 
 def _bound(pod: KubeObject, node_name: str) -> KubeObject:

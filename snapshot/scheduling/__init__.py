@@ -16,8 +16,10 @@ DRA-backed extended resources left to DRA), PodTopologySpread (DoNotSchedule: ma
 topologyKey, labelSelector, matchLabelKeys, minDomains, nodeAffinityPolicy,
 nodeTaintsPolicy), InterPodAffinity (required affinity and anti-affinity: labelSelector,
 namespaces, namespaceSelector, matchLabelKeys, mismatchLabelKeys, topologyKey; placed pods'
-anti-affinity; the first pod of a group), and a slot for DynamicResources (the cluster
-snapshot's allocator, with upstream's reasons).
+anti-affinity; the first pod of a group), and DynamicResources whole (PreFilter, Filter and
+the placement Reserve writes, with upstream's reasons; the cluster snapshot gives it the
+claims, slices and classes and runs the allocator for it, as upstream's ``SharedDRAManager``:
+``plugins.dynamic_resources.DraManager``).
 
 Warned about by ``pod_warnings`` (see ``unsupported``): scheduling gates, volumes needing the
 volume plugins, RuntimeClass lookups, other scheduler names, comparison tolerations, node
@@ -60,6 +62,12 @@ from drasnap.snapshot.scheduling.plugins.dynamic_resources import (
     CLAIM_IN_USE,
     CLAIM_NOT_AVAILABLE_ON_NODE,
     DraBackend,
+    DraFilter,
+    DraManager,
+    DraState,
+    Placement,
+    PreparedPod,
+    available_on,
 )
 from drasnap.snapshot.scheduling.plugins.node_resources_fit import (
     Fit,
@@ -86,6 +94,9 @@ from drasnap.snapshot.scheduling.view import (
 __all__ = [
     "ClusterView",
     "DraBackend",
+    "DraFilter",
+    "DraManager",
+    "DraState",
     "DynamicResources",
     "ExtendedResourceRequest",
     "FilterPlugin",
@@ -99,9 +110,11 @@ __all__ = [
     "NodeResourcesFit",
     "NodeResult",
     "NodeUnschedulable",
+    "Placement",
     "PodCycle",
     "PodFacts",
     "PodTopologySpread",
+    "PreparedPod",
     "Proceed",
     "Reject",
     "Requests",
@@ -114,6 +127,7 @@ __all__ = [
     "NAMESPACE_NAME_LABEL",
     "NO_NODES_MESSAGE",
     "SKIP",
+    "available_on",
     "compute_pod_requests",
     "default_plugins",
     "dra_extended_resource_classes",

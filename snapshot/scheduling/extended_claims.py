@@ -34,7 +34,7 @@ from drasnap.snapshot.k8s.kinds import (
     namespaced_key,
 )
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
-from drasnap.snapshot.scheduling import ExtendedResourceRequest
+from drasnap.snapshot.scheduling.pod_requests import ExtendedResourceRequest
 
 __all__ = [
     "EXTENDED_RESOURCE_CLAIM_ANNOTATION",

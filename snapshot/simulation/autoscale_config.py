@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from drasnap.snapshot import parse_manifests
 from drasnap.snapshot.errors import ObjectValidationError, ScenarioError
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup
@@ -197,6 +196,8 @@ def _inline_template(
     node = {"apiVersion": "v1", "kind": "Node", **node}
     text = yaml.safe_dump_all([node, *slices])
     try:
+        from drasnap.snapshot.ingest.manifests import parse_manifests  # see inputs
+
         m = parse_manifests(text, source=f"{path} node group {group!r}", strict=True)
     except ObjectValidationError as exc:
         raise ScenarioError(str(exc)) from exc

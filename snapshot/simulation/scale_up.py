@@ -8,12 +8,20 @@ expansion: Fork, add, schedule, Commit. Pending pods that fit no node of a group
 and the run records why (``snapshot.simulation.failures``: a ``PodFailure`` each).
 
 Steps: step i < len(groups) estimates group i; step len(groups) applies the best one.
+
+The expansion is the best group's estimate made again on the state the estimate started
+from (a revert returns to it): the estimate records its placements
+(``ClusterSnapshot.recording``) and the expansion writes them again (``place``) rather than
+searching for them a second time, when it runs in the same process. Same state, same
+decisions: the objects, the journal's writes and the state digest are those a second search
+gives (``tests/snapshot/simulation/test_scale_up_replay.py`` compares the two).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+from drasnap.snapshot.cluster.snapshot import Placed
 from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.simulation.failures import record_unschedulable
@@ -39,31 +47,76 @@ def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
 _REPORT_EVERY = 64  # pods between progress reports
 
 
-def binpack(
-    sim: Sim, group: NodeGroup, pending: list[KubeObject], step: int = 0
-) -> tuple[int, int]:
-    """Add nodes of ``group`` and place ``pending`` on them; returns (nodes added, pods placed).
+# What one pod's turn of the bin-packing did: None (placed on the newest node), a node name
+# (placed on that new node), or ("removed", name) (a new node it did not fit, taken away).
+_Turn = str | tuple[str, str] | None
 
-    ``step`` is the run's step it belongs to, for progress reports."""
+
+class Packing(NamedTuple):
+    """A bin-packing's decisions, to make again on the state it started from."""
+
+    group: str
+    turns: list[_Turn]
+    placed: list[Placed]
+
+
+def binpack(
+    sim: Sim,
+    group: NodeGroup,
+    pending: list[KubeObject],
+    step: int = 0,
+    *,
+    again: Packing | None = None,
+) -> tuple[int, int, Packing]:
+    """Add nodes of ``group`` and place ``pending`` on them; returns (nodes added, pods
+    placed, the decisions).
+
+    ``again``: the decisions of a bin-packing of the same group and pods on this same state,
+    written again instead of searched for. ``step`` is the run's step it belongs to, for
+    progress reports."""
     cs = sim.cluster
     added = placed = 0
     newest: str | None = None
-    for i, pod in enumerate(pending):
-        if i % _REPORT_EVERY == 0:
-            sim.advance(step + i / len(pending), f"{group.name}: {added:,} nodes, {placed:,} pods")
-        if newest is not None and cs.schedule_pod_anywhere(pod, [newest]) is not None:
+    turns: list[_Turn] = []
+    with cs.recording() as log:
+        replay = iter(again.placed if again is not None else ())
+        for i, pod in enumerate(pending):
+            if i % _REPORT_EVERY == 0:
+                sim.advance(
+                    step + i / len(pending), f"{group.name}: {added:,} nodes, {placed:,} pods"
+                )
+            if again is not None:
+                turn = again.turns[i]
+                if isinstance(turn, tuple):
+                    node, slices = instantiate(group, turn[1])
+                    cs.add_node(node, slices=slices)
+                    cs.remove_node(turn[1])
+                    continue
+                if turn is not None:
+                    node, slices = instantiate(group, turn)
+                    cs.add_node(node, slices=slices)
+                    added += 1
+                cs.place(pod, next(replay))
+                placed += 1
+                continue
+            if newest is not None and cs.schedule_pod_anywhere(pod, [newest]) is not None:
+                turns.append(None)
+                placed += 1
+                continue
+            name = f"{group.name}-{added:05d}"
+            node, slices = instantiate(group, name)
+            cs.add_node(node, slices=slices)
+            if cs.schedule_pod_anywhere(pod, [name]) is None:
+                cs.remove_node(name)  # the pod fits no node of this group: it stays pending
+                turns.append(("removed", name))
+                continue
+            turns.append(name)
+            newest = name
+            added += 1
             placed += 1
-            continue
-        name = f"{group.name}-{added:05d}"
-        node, slices = instantiate(group, name)
-        cs.add_node(node, slices=slices)
-        if cs.schedule_pod_anywhere(pod, [name]) is None:
-            cs.remove_node(name)  # the pod fits no node of this group: it stays pending
-            continue
-        newest = name
-        added += 1
-        placed += 1
-    return added, placed
+    if again is not None:
+        return added, placed, again
+    return added, placed, Packing(group.name, turns, log)
 
 
 def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
@@ -78,12 +131,15 @@ def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = dict(progress["results"])
     estimates: dict[str, int] = dict(results.get("estimates", {}))
     total = len(groups) + 1
+    kept: Packing | None = None  # the best estimate's decisions so far, made in this process
     for step in range(progress["step"], len(groups)):
         group = groups[step]
         sim.fork(f"estimate node group {group.name}")
-        nodes, placed = binpack(sim, group, pending, step)
+        nodes, placed, packing = binpack(sim, group, pending, step)
         sim.revert()
         estimates[group.name] = nodes if placed else -1
+        if placed and (kept is None or nodes < estimates[kept.group]):
+            kept = packing
         # A copy: the store keeps the value it is given, which must never change afterwards
         # (the next step adds to ``estimates``).
         results = {"estimates": dict(estimates)}
@@ -96,7 +152,8 @@ def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
         return results
     best = min(usable, key=lambda g: estimates[g.name])  # min keeps the first on a tie
     sim.fork(f"scale up node group {best.name}")
-    nodes, placed = binpack(sim, best, pending, len(groups))
+    again = kept if kept is not None and kept.group == best.name else None
+    nodes, placed, _ = binpack(sim, best, pending, len(groups), again=again)
     sim.commit()
     for pod in pending:
         if sim.cluster.pod(pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]):

@@ -44,13 +44,17 @@ messages of :mod:`~snapshot.validation.problems`; every rule: ``docs/validation.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pydantic
 from drasnap.snapshot.k8s.objects import KubeObject
-from drasnap.snapshot.validation.context import Context
-from drasnap.snapshot.validation.engine import check
-from drasnap.snapshot.validation.models import model_for
+
+if TYPE_CHECKING:
+    import pydantic
+
+# The engine and the models are imported by the functions that use them: importing the
+# kubernetes client takes a third of a second, and what only needs a limit of this package
+# (the allocator, `validation.limits`) or a generated cluster (the presets: built here, never
+# read from outside) must not pay it.
 
 __all__ = ["as_model", "model_class", "validate"]
 
@@ -60,6 +64,9 @@ def model_class(api_version: str, kind: str) -> type[pydantic.BaseModel]:
 
     Raises :class:`ObjectValidationError` for an unsupported pair.
     """
+    from drasnap.snapshot.validation.context import Context
+    from drasnap.snapshot.validation.models import model_for
+
     return model_for(api_version, kind, Context(None, kind, None, None))
 
 
@@ -107,6 +114,8 @@ def validate(
     whose message names ``source`` (e.g. ``"cluster.yaml doc 2"``), the kind, namespace/name,
     the field path and what was expected; its attributes carry the same parts.
     """
+    from drasnap.snapshot.validation.engine import check
+
     checked = check(obj, source, warnings, build_model=False)
     return checked.obj
 
@@ -119,5 +128,7 @@ def as_model(obj: object, *, source: str | None = None) -> Any:
     exactly as by :func:`validate` (use ``as_model(validate(obj))`` to get the v1 model of a
     v1beta2 object). Raises :class:`ObjectValidationError` when it is invalid.
     """
+    from drasnap.snapshot.validation.engine import check
+
     checked = check(obj, source, None, build_model=True)
     return checked.model
