@@ -4,13 +4,15 @@ files and PostgreSQL (a fresh schema per test, see ``tests/conftest.py``)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
 from drasnap.store import DatabaseError, SchemaVersionError, Store
-from drasnap.store._sql import MIGRATIONS_DIR, alembic_config
+from drasnap.store._sql import HEAD_REVISION, MIGRATIONS_DIR, alembic_config
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.pool import NullPool
 
@@ -51,6 +53,24 @@ def test_open_upgrades_an_empty_database_to_head(database: Database) -> None:
     Store.open(database.target).close()
     assert {"stores", "layers", "entries", "journal", "alembic_version"} <= tables(database)
     assert version(database) == head()
+
+
+def test_the_store_knows_the_head_revision_it_opens_without_alembic() -> None:
+    # A database at HEAD_REVISION is opened without importing Alembic: were it behind the
+    # migrations, a database at the real head would take the slow path every time.
+    assert head() == HEAD_REVISION
+
+
+def test_a_database_at_head_opens_without_importing_alembic(tmp_path: Path) -> None:
+    db = tmp_path / "at-head.db"
+    Store.open(db).close()
+    code = (
+        "import sys; from drasnap.store import Store; "
+        f"Store.open({str(db)!r}).close(); "
+        "print('alembic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_downgrade_to_base_and_up_again(database: Database) -> None:
