@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from drasnap.tools.bench.names import BACKENDS, SCENARIO_WORKLOADS, SIZES_WORKLOAD
+from drasnap.tools.bench.names import BACKENDS, CA_CASES, SCENARIO_WORKLOADS, SIZES_WORKLOAD
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import json_option, seed_option
 from drasnap.tools.output import echo_json
@@ -51,6 +52,20 @@ DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
     metavar="URL",
     help="Also run on PostgreSQL (postgresql+psycopg://...) in a store that is dropped after.",
 )
+@click.option(
+    "--against-ca",
+    "against_ca",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="PATH",
+    help="Also run upstream's RunOnce benchmarks with this compiled cluster-autoscaler core/bench "
+    "test binary, alternated with the drasnap simulate preset of each (--repeat times each), "
+    "and compare time, peak RSS and outcome. No workload named: only this comparison.",
+)
+@click.option(
+    "--ca-bench",
+    metavar="NAMES",
+    help=f"With --against-ca: the upstream benchmarks, comma-separated [{','.join(CA_CASES)}].",
+)
 def bench_cmd(
     workloads: tuple[str, ...],
     backends: str,
@@ -62,6 +77,8 @@ def bench_cmd(
     as_json: bool,
     plot: Path | None,
     postgres_url: str | None,
+    against_ca: Path | None,
+    ca_bench: str | None,
 ) -> None:
     """Measure drasnap against the deep-copy snapshot it replaces, and against MemoryStore.
 
@@ -73,9 +90,18 @@ def bench_cmd(
     scale-down-sizes runs only when named: the scale-down at 800 to 12,800 nodes (--size quick:
     200 to 1,600) and the fitted exponent of its growth (1 = linear).
 
+    --against-ca PATH runs upstream's BenchmarkRunOnceScaleUp, ScaleUpDRA, ScaleDown and
+    ScaleDownDRA (the compiled cluster-autoscaler core/bench package) and the matching
+    drasnap simulate command (scale-up --no-dra, scale-up, scale-down --no-dra, scale-down; a
+    process each, on a fresh SQLite file), alternately, and reports for each CA's ns/op in
+    seconds, drasnap's wall time, both peak RSS, their ratio, and whether drasnap's outcome
+    (nodes added or removed) is upstream's: a different one fails the command.
+
     Examples:
 
         drasnap bench schedule-revert scale-down --quick
+
+        drasnap bench --against-ca ./ca-runonce-bench --ca-bench ScaleUpDRA,ScaleDownDRA
 
         drasnap bench --json --plot bench.png
     """
@@ -85,7 +111,19 @@ def bench_cmd(
             f"unknown workload {unknown[0]!r}: choose from {', '.join(WORKLOADS)}",
             param_hint="'WORKLOADS'",
         )
-    chosen = list(workloads or DEFAULT_WORKLOADS)
+    if ca_bench is not None and against_ca is None:
+        raise click.UsageError("--ca-bench goes with --against-ca")
+    ca_cases = None
+    if against_ca is not None:
+        from drasnap.tools.bench.against_ca import choose as choose_ca_cases
+
+        try:
+            ca_cases = choose_ca_cases(ca_bench or ",".join(CA_CASES))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--ca-bench'") from exc
+        if not os.access(against_ca, os.X_OK):
+            raise click.BadParameter(f"{against_ca} is not executable", param_hint="'--against-ca'")
+    chosen = list(workloads or ([] if against_ca else DEFAULT_WORKLOADS))
     names = [b.strip() for b in backends.split(",") if b.strip()]
     if postgres_url and "postgres" not in names:
         names.append("postgres")
@@ -159,13 +197,25 @@ def bench_cmd(
         )
         results += [r.as_json() for r in sizes_rows]
         tables += [SIZES_WORKLOAD, *report.suite_table(sizes_rows), ""]
+    comparisons: list[Any] = []
+    if against_ca is not None and ca_cases:
+        from drasnap.tools.bench import against_ca as ca
+
+        comparisons = ca.compare(
+            str(against_ca), ca_cases, size=size, repeat=repeat, progress=progress
+        )
+        tables += [*ca.table(comparisons, binary=str(against_ca), size=size, repeat=repeat), ""]
     m = machine(**info)
     if plot is not None:
         report.plot(plot, scenario_rows, scaling_rows)
         progress(f"chart written to {plot}")
     if as_json:
         settings = {"size": size, "repeat": repeat, "seed": seed, "backends": names}
-        echo_json({"machine": m, "settings": settings, "results": results})
+        report_json: dict[str, Any] = {"machine": m, "settings": settings, "results": results}
+        if against_ca is not None:
+            report_json["against_ca"] = [c.as_json() for c in comparisons]
+        echo_json(report_json)
+        _fail_on_mismatch(comparisons)
         return
     for line in tables:
         click.echo(line)
@@ -174,3 +224,10 @@ def bench_cmd(
         + (f", {m['database']}" if m.get("database") else "")
         + f"; size {size}, {repeat} run(s) per backend"
     )
+    _fail_on_mismatch(comparisons)
+
+
+def _fail_on_mismatch(comparisons: list[Any]) -> None:
+    wrong = [c.case.benchmark for c in comparisons if not c.matches]
+    if wrong:
+        raise CommandError(f"drasnap's outcome is not upstream's for {', '.join(wrong)}")

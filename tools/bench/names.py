@@ -6,3 +6,5 @@ from __future__ import annotations
 BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-behind", "sqlite-nojournal", "postgres")
 SCENARIO_WORKLOADS = ("schedule-revert", "scale-up", "scale-up-partitionable", "scale-down")
 SIZES_WORKLOAD = "scale-down-sizes"
+#: Upstream's RunOnce benchmarks ``--against-ca`` runs (``BenchmarkRunOnce<name>``), in order.
+CA_CASES = ("ScaleUp", "ScaleUpDRA", "ScaleDown", "ScaleDownDRA")
