@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from drasnap.tools.bench.names import BACKENDS, CA_CASES, SCENARIO_WORKLOADS, SIZES_WORKLOAD
+from drasnap.tools.bench.names import (
+    BACKENDS,
+    CA_CASES,
+    SCENARIO_WORKLOADS,
+    SIZES_WORKLOAD,
+    UPSTREAM_WORKLOADS,
+)
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import json_option, seed_option
 from drasnap.tools.output import echo_json
@@ -15,9 +21,17 @@ from drasnap.tools.output import echo_json
 if TYPE_CHECKING:
     from drasnap.tools.bench.suite import Row
 
-WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling", SIZES_WORKLOAD)
-# Run only when named: at full size it simulates clusters of up to 12,800 nodes per backend.
-DEFAULT_WORKLOADS = WORKLOADS[:-1]
+WORKLOADS = (
+    "store",
+    "snapshot",
+    *SCENARIO_WORKLOADS,
+    "scaling",
+    SIZES_WORKLOAD,
+    *UPSTREAM_WORKLOADS,
+)
+# Run only when named: at full size scale-down-sizes simulates clusters of up to 12,800 nodes
+# per backend, and the upstream shapes build fleets of up to 5,000.
+DEFAULT_WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling")
 DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
 
 
@@ -88,7 +102,12 @@ def bench_cmd(
     on every backend, interleaved, median of --repeat runs, ratios to deepcopy and memory); scaling
     (fork+revert as the store grows, commit/revert as the changed keys grow, peak memory).
     scale-down-sizes runs only when named: the scale-down at 800 to 12,800 nodes (--size quick:
-    200 to 1,600) and the fitted exponent of its growth (1 = linear).
+    200 to 1,600) and the fitted exponent of its growth (1 = linear). Also only when named,
+    upstream benchmarks the compiled cluster-autoscaler binary does not hold, in their shapes,
+    each checked for upstream's outcome: schedule-revert-configs (the 60 configurations of
+    BenchmarkScheduleRevert, kubernetes/autoscaler PR #8090), binpacking-dra-1000 and
+    binpacking-dra-5000 (BenchmarkBinpackingEstimateDRA's 1,000 nodes / 4,000 claims / 200
+    pending pods and 5,000 / 20,000 / 500).
 
     --against-ca PATH runs upstream's BenchmarkRunOnceScaleUp, ScaleUpDRA, ScaleDown and
     ScaleDownDRA (the compiled cluster-autoscaler core/bench package) and the matching
@@ -179,6 +198,22 @@ def bench_cmd(
         )
         results += [r.as_json() for r in scenario_rows]
         tables += ["workloads", *report.suite_table(scenario_rows), ""]
+    upstream = [w for w in chosen if w in UPSTREAM_WORKLOADS]
+    if upstream:
+        from drasnap.tools.bench.upstream_workloads import NOTE
+
+        upstream_rows = run_scenarios(
+            upstream,
+            names,
+            size=size,
+            repeat=repeat,
+            seed=seed,
+            memory=memory,
+            postgres_url=postgres_url,
+            progress=progress,
+        )
+        results += [r.as_json() for r in upstream_rows]
+        tables += ["upstream shapes", *report.suite_table(upstream_rows), NOTE, ""]
     scaling_rows: list[Row] = []
     if "scaling" in chosen:
         scaling_rows = run_scaling(
@@ -228,6 +263,9 @@ def bench_cmd(
 
 
 def _fail_on_mismatch(comparisons: list[Any]) -> None:
+    failed = [c.case.benchmark for c in comparisons if c.failures]
+    if failed:
+        raise CommandError(f"runs failed for {', '.join(failed)} (the table says which)")
     wrong = [c.case.benchmark for c in comparisons if not c.matches]
     if wrong:
         raise CommandError(f"drasnap's outcome is not upstream's for {', '.join(wrong)}")

@@ -238,6 +238,13 @@ def run_measured(argv: Sequence[str], *, cwd: str | None = None) -> Measured:
         )
 
 
+def _reason(text: str) -> str:
+    """The telling line of a failed run's message (not go test's closing ``FAIL``)."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    told = [x for x in lines if x and x != "FAIL" and not x.startswith(("FAIL\t", "exit status"))]
+    return told[-1] if told else "failed"
+
+
 def _tail(text: str, lines: int = 8) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
@@ -305,36 +312,44 @@ class Comparison:
     drasnap_peak: list[int] = field(default_factory=list)
     outcomes: list[int] = field(default_factory=list)
     digests: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # a run that failed, either side
 
     @property
     def matches(self) -> bool:
-        return all(o == self.expected for o in self.outcomes)
+        return not self.failures and all(o == self.expected for o in self.outcomes)
 
     @property
-    def ratio(self) -> float:
+    def ratio(self) -> float | None:
         """CA's s/op over drasnap's wall time (medians): above 1, drasnap took less."""
+        if not self.ca_s or not self.drasnap_wall_s:
+            return None
         return statistics.median(self.ca_s) / statistics.median(self.drasnap_wall_s)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "benchmark": self.case.benchmark,
             "drasnap_command": ["simulate", *self.words],
-            "ca_s_per_op": statistics.median(self.ca_s),
+            "ca_s_per_op": _median(self.ca_s),
             "ca_samples_s": self.ca_s,
-            "ca_wall_s": statistics.median(self.ca_wall_s),
-            "ca_peak_rss_bytes": max(self.ca_peak),
+            "ca_wall_s": _median(self.ca_wall_s),
+            "ca_peak_rss_bytes": max(self.ca_peak, default=None),
             "ca_metrics": self.ca_metrics,
-            "drasnap_wall_s": statistics.median(self.drasnap_wall_s),
+            "drasnap_wall_s": _median(self.drasnap_wall_s),
             "drasnap_samples_s": self.drasnap_wall_s,
-            "drasnap_run_s": statistics.median(self.drasnap_run_s),
-            "drasnap_peak_rss_bytes": max(self.drasnap_peak),
+            "drasnap_run_s": _median(self.drasnap_run_s),
+            "drasnap_peak_rss_bytes": max(self.drasnap_peak, default=None),
             "ratio_ca_over_drasnap": self.ratio,
             "result": self.case.result,
             "expected": self.expected,
             "outcomes": self.outcomes,
             "matches": self.matches,
+            "failures": self.failures,
             "state_digests": sorted(set(self.digests)),
         }
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def compare(
@@ -350,24 +365,38 @@ def compare(
             order = ("ca", "drasnap") if r % 2 == 0 else ("drasnap", "ca")
             for side in order:
                 progress(f"{row.case.benchmark}: run {r + 1}/{repeat}, {side}")
-                if side == "ca":
-                    measured, result = run_ca(binary, row.case)
-                    row.ca_s.append(result.ns_per_op / 1e9)
-                    row.ca_wall_s.append(measured.wall_s)
-                    row.ca_peak.append(measured.peak_rss)
-                    row.ca_metrics = result.metrics
-                else:
-                    measured, data = run_drasnap(row.words)
-                    row.drasnap_wall_s.append(measured.wall_s)
-                    row.drasnap_run_s.append(float(data["seconds"]))
-                    row.drasnap_peak.append(measured.peak_rss)
-                    row.outcomes.append(int(data[row.case.result]))
-                    row.digests.append(str(data["state_digest"]))
+                try:
+                    _run_side(binary, row, side)
+                except CommandError as exc:
+                    # Kept, and the next runs go on: one failure (upstream's binpacking hits
+                    # its 60 s limit on a loaded machine) need not lose a long comparison.
+                    progress(str(exc))
+                    row.failures.append(f"{side}: {_reason(str(exc))}")
     return rows
 
 
-def _gb(value: int) -> str:
-    return f"{value / 1e9:.2f} GB"
+def _run_side(binary: str, row: Comparison, side: str) -> None:
+    if side == "ca":
+        measured, result = run_ca(binary, row.case)
+        row.ca_s.append(result.ns_per_op / 1e9)
+        row.ca_wall_s.append(measured.wall_s)
+        row.ca_peak.append(measured.peak_rss)
+        row.ca_metrics = result.metrics
+    else:
+        measured, data = run_drasnap(row.words)
+        row.drasnap_wall_s.append(measured.wall_s)
+        row.drasnap_run_s.append(float(data["seconds"]))
+        row.drasnap_peak.append(measured.peak_rss)
+        row.outcomes.append(int(data[row.case.result]))
+        row.digests.append(str(data["state_digest"]))
+
+
+def _gb(values: list[int]) -> str:
+    return f"{max(values) / 1e9:.2f} GB" if values else "—"
+
+
+def _s(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} s" if values else "—"
 
 
 def table(rows: list[Comparison], *, binary: str, size: str, repeat: int) -> list[str]:
@@ -388,22 +417,24 @@ def table(rows: list[Comparison], *, binary: str, size: str, repeat: int) -> lis
     for row in rows:
         what = _WHAT[row.case.result]
         got = ", ".join(str(o) for o in sorted(set(row.outcomes)))
-        outcome = (
-            f"{row.expected} {what}, as upstream"
-            if row.matches
-            else f"MISMATCH: {got} {what}, upstream {row.expected}"
-        )
+        if row.failures:
+            outcome = "FAILED: " + "; ".join(row.failures)
+        elif row.matches:
+            outcome = f"{row.expected} {what}, as upstream"
+        else:
+            outcome = f"MISMATCH: {got} {what}, upstream {row.expected}"
+        ratio = row.ratio
         body.append(
             (
                 row.case.benchmark,
                 " ".join(("simulate", *row.words)),
-                f"{statistics.median(row.ca_s):.2f} s",
-                f"{statistics.median(row.ca_wall_s):.2f} s",
-                _gb(max(row.ca_peak)),
-                f"{statistics.median(row.drasnap_wall_s):.2f} s",
-                f"{statistics.median(row.drasnap_run_s):.2f} s",
-                _gb(max(row.drasnap_peak)),
-                f"{row.ratio:.2f}x",
+                _s(row.ca_s),
+                _s(row.ca_wall_s),
+                _gb(row.ca_peak),
+                _s(row.drasnap_wall_s),
+                _s(row.drasnap_run_s),
+                _gb(row.drasnap_peak),
+                "—" if ratio is None else f"{ratio:.2f}x",
                 outcome,
             )
         )
