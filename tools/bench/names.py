@@ -8,3 +8,6 @@ SCENARIO_WORKLOADS = ("schedule-revert", "scale-up", "scale-up-partitionable", "
 SIZES_WORKLOAD = "scale-down-sizes"
 #: Upstream's RunOnce benchmarks ``--against-ca`` runs (``BenchmarkRunOnce<name>``), in order.
 CA_CASES = ("ScaleUp", "ScaleUpDRA", "ScaleDown", "ScaleDownDRA")
+#: Workloads in the shape of upstream benchmarks the compiled binary does not hold
+#: (tools/bench/upstream_workloads.py): run only when named.
+UPSTREAM_WORKLOADS = ("schedule-revert-configs", "binpacking-dra-1000", "binpacking-dra-5000")
