@@ -184,3 +184,14 @@ def test_usage_errors(tmp_path: Path, args: list[str], fragment: str) -> None:
     result = bench(*words)
     assert result.exit_code == 2
     assert fragment in result.stderr
+
+
+@pytest.mark.parametrize("name", CA_CASES)
+def test_each_cases_tiny_preset_gives_the_outcome_the_table_expects(
+    tmp_path: Path, name: str
+) -> None:
+    case = against_ca.CASES[name]
+    words, expected = case.words("tiny")
+    result = CliRunner().invoke(cli, ["simulate", *words, str(tmp_path / "sim.db"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[case.result] == expected
