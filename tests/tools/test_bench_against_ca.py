@@ -195,3 +195,23 @@ def test_each_cases_tiny_preset_gives_the_outcome_the_table_expects(
     result = CliRunner().invoke(cli, ["simulate", *words, str(tmp_path / "sim.db"), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)[case.result] == expected
+
+
+HOLD = """
+import sys, time
+ballast = bytearray(60 << 20)  # 60 MB, touched so that it is resident
+for i in range(0, len(ballast), 4096):
+    ballast[i] = 1
+"""
+CHILD = HOLD + "time.sleep(1.0)\n"
+PARENT = (
+    "import subprocess\n" + HOLD + "subprocess.Popen([sys.executable, '-c', sys.argv[1]]).wait()\n"
+)
+
+
+def test_peak_rss_sums_the_process_and_its_child_as_drasnap_and_its_writer() -> None:
+    # wait4's ru_maxrss is the largest single process of the tree (one 60 MB process here);
+    # the sampled sum sees both at once, as drasnap's writer process runs beside it.
+    measured = against_ca.run_measured([sys.executable, "-c", PARENT, CHILD])
+    assert measured.returncode == 0, measured.stderr
+    assert measured.peak_rss > 120 << 20
