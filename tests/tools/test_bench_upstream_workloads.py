@@ -74,5 +74,8 @@ def test_the_bench_runs_them_only_when_named_and_says_they_are_not_in_the_binary
         cli, [*args[:2], "--size", "tiny", "--repeat", "1", "--backends", "memory,sqlite",
               "--no-memory", "--json"],
     )  # fmt: skip
-    digests = {r["state_digest"] for r in json.loads(data.stdout)["results"]}
-    assert len(digests) == 1  # the same state on every backend
+    rows = json.loads(data.stdout)["results"]
+    assert len({r["state_digest"] for r in rows}) == 1  # the same state on every backend
+    for row in rows:  # each configuration's seconds, as upstream reports each
+        assert len(row["parts_s"]) == 60
+        assert all(len(s) == 1 and s[0] > 0 for s in row["parts_s"].values())

@@ -16,7 +16,8 @@ only when named, each checked for upstream's outcome (a different one raises).
   configuration on a fresh snapshot; here they run one after the other, each in a Fork of the
   empty store, reverted after (timed, as upstream times its claims' set-up). One difference:
   upstream names the shared claims' pods ``pod-<i>`` on every node (its snapshot does not
-  mind); here they are ``pod-<node>-shared-<i>``, since a pod name is one pod.
+  mind); here they are ``pod-<node>-shared-<i>``, since a pod name is one pod. The table gives
+  the 60 together; ``--json`` each one's seconds too (``parts_s``), as upstream reports each.
 - ``binpacking-dra-1000`` / ``binpacking-dra-5000``: ``BenchmarkBinpackingEstimateDRA``
   (kubernetes-sigs/cluster-autoscaler#53, ``pkg/estimator``), its sizes
   ``nodes=1000/claims=4000/pendingPods=200`` and ``nodes=5000/claims=20000/pendingPods=500``:
@@ -158,6 +159,7 @@ class Counted:
     forks: int
     commits: int
     reverts: int
+    parts: dict[str, float] | None = None  # schedule-revert-configs: seconds per configuration
 
 
 def schedule_revert_configs(store: VersionedStore, size: str) -> Counted:
@@ -178,7 +180,9 @@ def schedule_revert_configs(store: VersionedStore, size: str) -> Counted:
     forks = commits = reverts = 0
     gc.collect()
     began = time.perf_counter()
+    parts: dict[str, float] = {}
     for config in configurations(size):
+        started = time.perf_counter()
         cluster.fork(config.name)
         forks += 1
         cluster.dra.add_claims(shared)
@@ -201,13 +205,14 @@ def schedule_revert_configs(store: VersionedStore, size: str) -> Counted:
         forks += config.nodes * config.forks
         commits += config.nodes * config.commits
         reverts += config.nodes * config.reverts
+        parts[config.name] = time.perf_counter() - started  # (its check and clean-up not)
         _check_configuration(cluster, config, base)
         while cluster.depth:
             cluster.revert()
             reverts += 1
     store.checkpoint()
     seconds = time.perf_counter() - began
-    return Counted(seconds, store.state_digest(), forks, commits, reverts)
+    return Counted(seconds, store.state_digest(), forks, commits, reverts, parts)
 
 
 def _check_configuration(cluster: ClusterSnapshot, config: Config, base: int) -> None:

@@ -76,6 +76,7 @@ class Run:
     forks: int
     commits: int
     reverts: int
+    parts: dict[str, float] | None = None  # seconds of each part (an upstream configuration)
 
 
 def run_workload(name: str, store: VersionedStore, size: str, seed: int) -> Run:
@@ -84,7 +85,7 @@ def run_workload(name: str, store: VersionedStore, size: str, seed: int) -> Run:
         from drasnap.tools.bench import upstream_workloads
 
         done = upstream_workloads.run(name, store, size)
-        return Run(done.seconds, done.digest, done.forks, done.commits, done.reverts)
+        return Run(done.seconds, done.digest, done.forks, done.commits, done.reverts, done.parts)
     params = SIZES[name][size]
     if name == "schedule-revert":
         return schedule_revert(store, seed=seed, **params)
