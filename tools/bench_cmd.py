@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from drasnap.tools.bench.names import BACKENDS, SCENARIO_WORKLOADS, SIZES_WORKLOAD
+from drasnap.tools.bench.names import (
+    BACKENDS,
+    CA_CASES,
+    SCENARIO_WORKLOADS,
+    SIZES_WORKLOAD,
+    UPSTREAM_WORKLOADS,
+)
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import json_option, seed_option
 from drasnap.tools.output import echo_json
@@ -14,9 +21,17 @@ from drasnap.tools.output import echo_json
 if TYPE_CHECKING:
     from drasnap.tools.bench.suite import Row
 
-WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling", SIZES_WORKLOAD)
-# Run only when named: at full size it simulates clusters of up to 12,800 nodes per backend.
-DEFAULT_WORKLOADS = WORKLOADS[:-1]
+WORKLOADS = (
+    "store",
+    "snapshot",
+    *SCENARIO_WORKLOADS,
+    "scaling",
+    SIZES_WORKLOAD,
+    *UPSTREAM_WORKLOADS,
+)
+# Run only when named: at full size scale-down-sizes simulates clusters of up to 12,800 nodes
+# per backend, and the upstream shapes build fleets of up to 5,000.
+DEFAULT_WORKLOADS = ("store", "snapshot", *SCENARIO_WORKLOADS, "scaling")
 DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
 
 
@@ -51,6 +66,20 @@ DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
     metavar="URL",
     help="Also run on PostgreSQL (postgresql+psycopg://...) in a store that is dropped after.",
 )
+@click.option(
+    "--against-ca",
+    "against_ca",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="PATH",
+    help="Also run upstream's RunOnce benchmarks with this compiled cluster-autoscaler core/bench "
+    "test binary, alternated with the drasnap simulate preset of each (--repeat times each), "
+    "and compare time, peak RSS and outcome. No workload named: only this comparison.",
+)
+@click.option(
+    "--ca-bench",
+    metavar="NAMES",
+    help=f"With --against-ca: the upstream benchmarks, comma-separated [{','.join(CA_CASES)}].",
+)
 def bench_cmd(
     workloads: tuple[str, ...],
     backends: str,
@@ -62,6 +91,8 @@ def bench_cmd(
     as_json: bool,
     plot: Path | None,
     postgres_url: str | None,
+    against_ca: Path | None,
+    ca_bench: str | None,
 ) -> None:
     """Measure drasnap against the deep-copy snapshot it replaces, and against MemoryStore.
 
@@ -71,11 +102,25 @@ def bench_cmd(
     on every backend, interleaved, median of --repeat runs, ratios to deepcopy and memory); scaling
     (fork+revert as the store grows, commit/revert as the changed keys grow, peak memory).
     scale-down-sizes runs only when named: the scale-down at 800 to 12,800 nodes (--size quick:
-    200 to 1,600) and the fitted exponent of its growth (1 = linear).
+    200 to 1,600) and the fitted exponent of its growth (1 = linear). Also only when named,
+    upstream benchmarks the compiled cluster-autoscaler binary does not hold, in their shapes,
+    each checked for upstream's outcome: schedule-revert-configs (the 60 configurations of
+    BenchmarkScheduleRevert, kubernetes/autoscaler PR #8090), binpacking-dra-1000 and
+    binpacking-dra-5000 (BenchmarkBinpackingEstimateDRA's 1,000 nodes / 4,000 claims / 200
+    pending pods and 5,000 / 20,000 / 500).
+
+    --against-ca PATH runs upstream's BenchmarkRunOnceScaleUp, ScaleUpDRA, ScaleDown and
+    ScaleDownDRA (the compiled cluster-autoscaler core/bench package) and the matching
+    drasnap simulate command (scale-up --no-dra, scale-up, scale-down --no-dra, scale-down; a
+    process each, on a fresh SQLite file), alternately, and reports for each CA's ns/op in
+    seconds, drasnap's wall time, both peak RSS, their ratio, and whether drasnap's outcome
+    (nodes added or removed) is upstream's: a different one fails the command.
 
     Examples:
 
         drasnap bench schedule-revert scale-down --quick
+
+        drasnap bench --against-ca ./ca-runonce-bench --ca-bench ScaleUpDRA,ScaleDownDRA
 
         drasnap bench --json --plot bench.png
     """
@@ -85,7 +130,19 @@ def bench_cmd(
             f"unknown workload {unknown[0]!r}: choose from {', '.join(WORKLOADS)}",
             param_hint="'WORKLOADS'",
         )
-    chosen = list(workloads or DEFAULT_WORKLOADS)
+    if ca_bench is not None and against_ca is None:
+        raise click.UsageError("--ca-bench goes with --against-ca")
+    ca_cases = None
+    if against_ca is not None:
+        from drasnap.tools.bench.against_ca import choose as choose_ca_cases
+
+        try:
+            ca_cases = choose_ca_cases(ca_bench or ",".join(CA_CASES))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--ca-bench'") from exc
+        if not os.access(against_ca, os.X_OK):
+            raise click.BadParameter(f"{against_ca} is not executable", param_hint="'--against-ca'")
+    chosen = list(workloads or ([] if against_ca else DEFAULT_WORKLOADS))
     names = [b.strip() for b in backends.split(",") if b.strip()]
     if postgres_url and "postgres" not in names:
         names.append("postgres")
@@ -141,6 +198,22 @@ def bench_cmd(
         )
         results += [r.as_json() for r in scenario_rows]
         tables += ["workloads", *report.suite_table(scenario_rows), ""]
+    upstream = [w for w in chosen if w in UPSTREAM_WORKLOADS]
+    if upstream:
+        from drasnap.tools.bench.upstream_workloads import NOTE
+
+        upstream_rows = run_scenarios(
+            upstream,
+            names,
+            size=size,
+            repeat=repeat,
+            seed=seed,
+            memory=memory,
+            postgres_url=postgres_url,
+            progress=progress,
+        )
+        results += [r.as_json() for r in upstream_rows]
+        tables += ["upstream shapes", *report.suite_table(upstream_rows), NOTE, ""]
     scaling_rows: list[Row] = []
     if "scaling" in chosen:
         scaling_rows = run_scaling(
@@ -159,13 +232,25 @@ def bench_cmd(
         )
         results += [r.as_json() for r in sizes_rows]
         tables += [SIZES_WORKLOAD, *report.suite_table(sizes_rows), ""]
+    comparisons: list[Any] = []
+    if against_ca is not None and ca_cases:
+        from drasnap.tools.bench import against_ca as ca
+
+        comparisons = ca.compare(
+            str(against_ca), ca_cases, size=size, repeat=repeat, progress=progress
+        )
+        tables += [*ca.table(comparisons, binary=str(against_ca), size=size, repeat=repeat), ""]
     m = machine(**info)
     if plot is not None:
         report.plot(plot, scenario_rows, scaling_rows)
         progress(f"chart written to {plot}")
     if as_json:
         settings = {"size": size, "repeat": repeat, "seed": seed, "backends": names}
-        echo_json({"machine": m, "settings": settings, "results": results})
+        report_json: dict[str, Any] = {"machine": m, "settings": settings, "results": results}
+        if against_ca is not None:
+            report_json["against_ca"] = [c.as_json() for c in comparisons]
+        echo_json(report_json)
+        _fail_on_mismatch(comparisons)
         return
     for line in tables:
         click.echo(line)
@@ -174,3 +259,13 @@ def bench_cmd(
         + (f", {m['database']}" if m.get("database") else "")
         + f"; size {size}, {repeat} run(s) per backend"
     )
+    _fail_on_mismatch(comparisons)
+
+
+def _fail_on_mismatch(comparisons: list[Any]) -> None:
+    failed = [c.case.benchmark for c in comparisons if c.failures]
+    if failed:
+        raise CommandError(f"runs failed for {', '.join(failed)} (the table says which)")
+    wrong = [c.case.benchmark for c in comparisons if not c.matches]
+    if wrong:
+        raise CommandError(f"drasnap's outcome is not upstream's for {', '.join(wrong)}")

@@ -30,7 +30,14 @@ from drasnap.snapshot import (
     parse_feature_gates,
     resolve_feature_gates,
 )
-from drasnap.snapshot.simulation import CA_FLAGS, DEVICES, LIMITS, Settings, refused_settings
+from drasnap.snapshot.simulation import (
+    CA_FLAGS,
+    DEVICES,
+    LIMITS,
+    NO_DRA_SIZES,
+    Settings,
+    refused_settings,
+)
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import DEFAULT_DB, database, json_option, name_option_with, seed_option
 from drasnap.tools.output import command_line, echo_json
@@ -141,7 +148,12 @@ def _ca_flag_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "the run to start, continue or report [default: the newest unfinished run]."
 )
 @seed_option("Seed: the same seed, the same run.")
-@click.option("--pods", default=4000, show_default=True, help="scale-up: pending pods.")
+@click.option(
+    "--pods",
+    type=int,
+    default=None,
+    help=f"scale-up: pending pods [4,000; --no-dra {NO_DRA_SIZES['scale-up']['pods']:,}].",
+)
 @click.option(
     "--gpus-per-node",
     type=int,
@@ -187,8 +199,25 @@ def _ca_flag_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "and as 4 slices through shared counters, pods asking for a full GPU else two slices "
     "(partitionable).",
 )
-@click.option("--nodes", default=800, show_default=True, help="scale-down: nodes.")
-@click.option("--pods-per-node", default=4, show_default=True, help="scale-down: pods per node.")
+@click.option(
+    "--nodes",
+    type=int,
+    default=None,
+    help=f"scale-down: nodes [800; --no-dra {NO_DRA_SIZES['scale-down']['nodes']:,}].",
+)
+@click.option(
+    "--pods-per-node",
+    type=int,
+    default=None,
+    help=f"scale-down: pods per node [4; --no-dra {NO_DRA_SIZES['scale-down']['pods_per_node']}].",
+)
+@click.option(
+    "--dra/--no-dra",
+    default=True,
+    help="scale-up, scale-down: --no-dra generates upstream's RunOnce benchmarks without DRA "
+    "(BenchmarkRunOnceScaleUp: 50,000 pods of a fiftieth of a node's CPU and memory, 1,000 "
+    "nodes; BenchmarkRunOnceScaleDown: 2,000 nodes of 40 pods of a hundredth, 1,200 removed).",
+)
 @click.option(
     "--from",
     "source",
@@ -250,15 +279,16 @@ def simulate_cmd(
     db: str | None,
     name: str | None,
     seed: int,
-    pods: int,
+    pods: int | None,
     gpus_per_node: int | None,
     node_groups: int | Path,
     expander: str,
     expander_priorities: Path | None,
     scale_down_utilization_threshold: float,
     devices: str,
-    nodes: int,
-    pods_per_node: int,
+    nodes: int | None,
+    pods_per_node: int | None,
+    dra: bool,
     source: Path | None,
     from_db: str | None,
     from_name: str,
@@ -274,7 +304,9 @@ def simulate_cmd(
 
     Sizes default to upstream's DRA RunOnce benchmarks: scale-up places 4,000 pending one-GPU
     pods on 8-GPU template nodes (500 nodes); scale-down tries to remove each of 800 nodes with
-    10 GPUs and 4 pods (480 removed).
+    10 GPUs and 4 pods (480 removed). With --no-dra, its benchmarks without DRA: scale-up
+    places 50,000 pods sized by CPU and memory, 50 a node (1,000 nodes); scale-down tries each
+    of 2,000 nodes of 40 pods, each a hundredth of its node (1,200 removed).
 
     Each run is stored under its own name, so the same command can be run again: it starts a
     new run. If the process dies, run it again with --resume (and --name): it continues from
@@ -322,19 +354,19 @@ def simulate_cmd(
             "scale_down_utilization_threshold": scale_down_utilization_threshold,
             **ca_flags,
         }
-    settings = Settings(
-        scenario=scenario,
+    sizes = {"pods": pods, "nodes": nodes, "pods_per_node": pods_per_node}
+    settings = Settings.preset(
+        scenario,
+        dra=dra,
         seed=seed,
-        pods=pods,
         gpus_per_node=gpus_per_node,
         node_groups=node_groups if isinstance(node_groups, int) else 1,
         devices=devices,
-        nodes=nodes,
-        pods_per_node=pods_per_node,
         source=str(source.resolve()) if source else None,
         feature_gates=feature_gates,
+        **{name: value for name, value in sizes.items() if value is not None},
         **extra,
-    ).resolved()
+    )
     try:
         settings.check()
     except ScenarioError as exc:  # a bad option value: a usage error, as click's own
@@ -422,6 +454,8 @@ def _refuse_what_the_scenario_does_not_take(
 
 
 def _option(ctx: click.Context, name: str) -> str:
+    if name == "dra":  # (only ever refused when given: as --no-dra, or --dra saying the default)
+        return "--dra/--no-dra"
     return next(p.opts[0] for p in ctx.command.params if p.name == name)
 
 

@@ -16,6 +16,12 @@ either, since Kubernetes 1.35), chunked to the API's limits: 8 counter sets and 
 counter-consuming devices a slice. The pods' claim template asks for "a full GPU, else two
 slices of one GPU": one request with a prioritized list (``firstAvailable``) and a
 ``matchAttribute`` constraint on the GPU's ``index``.
+
+Without DRA (``--no-dra``), upstream's ``BenchmarkRunOnceScaleUp`` and
+``BenchmarkRunOnceScaleDown`` shapes (its ``BuildTestNode`` and ``BuildTestPod``): nodes of 10
+CPUs, 10,000 bytes of memory and 100 pods (``plain_node``), no device, and pods sized by CPU
+and memory alone (``plain_pod``): a fiftieth of a node each for scale-up, so CPU and memory bind
+at 50 a node; a hundredth for scale-down, so 100 fit a node, as its pod count does.
 """
 
 from __future__ import annotations
@@ -38,6 +44,15 @@ GPU_COMPUTE = 100
 MAX_COUNTER_SETS_PER_SLICE = 8
 MAX_COUNTER_DEVICES_PER_SLICE = 64
 GROUP_LABEL = "drasnap.io/node-group"
+#: Upstream's non-DRA benchmark nodes (``nodeCPU``, ``nodeMem``; BuildTestNode's pod count).
+PLAIN_NODE_CPU_MILLI = 10_000
+PLAIN_NODE_MEMORY = 10_000
+PLAIN_NODE_PODS = 100
+#: Pods per node upstream's scale-up sizes its pods for, and the share of a node a scale-down
+#: pod takes (one hundredth).
+PLAIN_SCALE_UP_PODS_PER_NODE = 50
+PLAIN_SCALE_DOWN_SHARE = 100
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
 
 def device_class() -> KubeObject:
@@ -123,6 +138,55 @@ def node(name: str, *, group: str | None = None) -> KubeObject:
         "status": {
             "capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"},
             "allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"},
+        },
+    }
+
+
+def plain_node(name: str, *, group: str | None = None, halvings: int = 0) -> KubeObject:
+    """A node in the shape of upstream's non-DRA benchmarks; ``halvings`` halves its CPU and
+    memory that many times (scale-up's further node groups)."""
+    labels: dict[str, Any] = {"kubernetes.io/hostname": name}
+    if group is not None:
+        labels[GROUP_LABEL] = group
+    amounts = {
+        "cpu": f"{PLAIN_NODE_CPU_MILLI >> halvings}m",
+        "memory": str(PLAIN_NODE_MEMORY >> halvings),
+        "pods": str(PLAIN_NODE_PODS),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"capacity": dict(amounts), "allocatable": dict(amounts)},
+    }
+
+
+def plain_pod(name: str, rng: random.Random, *, share: int, evictable: bool = False) -> KubeObject:
+    """A pod asking for ``1 / share`` of a plain node's CPU and memory, and no device;
+    ``evictable`` annotates it safe to evict, as upstream's scale-down pods are."""
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": NAMESPACE,
+        "uid": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+    }
+    if evictable:
+        meta["annotations"] = {SAFE_TO_EVICT: "true"}
+    requests = {
+        "cpu": f"{PLAIN_NODE_CPU_MILLI // share}m",
+        "memory": str(PLAIN_NODE_MEMORY // share),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.example/app:1",
+                    "resources": {"requests": requests},
+                }
+            ]
         },
     }
 

@@ -83,6 +83,8 @@ def build(settings: Settings, *, strict: bool = False) -> Cluster:
 
 
 def _generated_scale_up(s: Settings) -> Cluster:
+    if not s.dra:
+        return _plain_scale_up(s)
     rng = random.Random(s.seed)
     partitionable = s.devices == "partitionable"
     template = (
@@ -111,6 +113,8 @@ def _generated_scale_up(s: Settings) -> Cluster:
 
 
 def _generated_scale_down(s: Settings) -> Cluster:
+    if not s.dra:
+        return _plain_scale_down(s)
     rng = random.Random(s.seed)
     templates = {f"{generated.NAMESPACE}/{generated.TEMPLATE_NAME}": generated.claim_template()}
     cluster = Cluster(classes=[generated.device_class()])
@@ -137,6 +141,36 @@ def _generated_scale_down(s: Settings) -> Cluster:
         cluster.nodes.append(
             (generated.node(node_name), [generated.gpu_slice(node_name, s.gpus)], pods)
         )
+    return cluster
+
+
+def _plain_scale_up(s: Settings) -> Cluster:
+    """Upstream's ``BenchmarkRunOnceScaleUp`` shape (generated module docstring)."""
+    rng = random.Random(s.seed)
+    cluster = Cluster()
+    names = [f"pending-{i:05d}" for i in range(s.pods)]
+    rng.shuffle(names)
+    share = generated.PLAIN_SCALE_UP_PODS_PER_NODE
+    cluster.pending = [generated.plain_pod(name, rng, share=share) for name in names]
+    for i in range(s.node_groups):
+        group = f"group-{i}"
+        node = generated.plain_node(f"{group}-template", group=group, halvings=i)
+        cluster.groups.append(NodeGroup(group, node, []))
+    return cluster
+
+
+def _plain_scale_down(s: Settings) -> Cluster:
+    """Upstream's ``BenchmarkRunOnceScaleDown`` shape (generated module docstring)."""
+    rng = random.Random(s.seed)
+    cluster = Cluster()
+    share = generated.PLAIN_SCALE_DOWN_SHARE
+    for n in range(s.nodes):
+        node_name = f"node-{n:04d}"
+        pods = []
+        for j in range(s.pods_per_node):
+            pod = generated.plain_pod(f"{node_name}-pod-{j}", rng, share=share, evictable=True)
+            pods.append({**pod, "spec": {**pod["spec"], "nodeName": node_name}})
+        cluster.nodes.append((generated.plain_node(node_name), [], pods))
     return cluster
 
 

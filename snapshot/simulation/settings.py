@@ -16,6 +16,7 @@ __all__ = [
     "CA_FLAGS",
     "DEVICES",
     "LIMITS",
+    "NO_DRA_SIZES",
     "SCENARIOS",
     "Report",
     "Settings",
@@ -73,15 +74,31 @@ AUTOSCALE_SETTINGS = (
 #: GPU whole and as slices through shared counters, asked for as "a full GPU, else two slices".
 DEVICES = ("flat", "partitionable")
 #: The settings that generate a cluster; ``autoscale`` reads one (``--from``) and takes none.
-SIZES = ("pods", "gpus_per_node", "node_groups", "nodes", "pods_per_node", "devices")
+SIZES = ("pods", "gpus_per_node", "node_groups", "nodes", "pods_per_node", "devices", "dra")
+#: The sizes of ``--no-dra`` runs when not given: upstream's two RunOnce benchmarks without DRA
+#: (``BenchmarkRunOnceScaleUp``: 1,000 nodes' worth of pending pods, 50 a node;
+#: ``BenchmarkRunOnceScaleDown``: 2,000 nodes of 40 pods).
+NO_DRA_SIZES: dict[str, dict[str, int]] = {
+    "scale-up": {"pods": 50_000},
+    "scale-down": {"nodes": 2_000, "pods_per_node": 40},
+}
 
 #: The settings each scenario takes (as command-line options: ``--pods`` is ``pods``).
 TAKES: dict[str, frozenset[str]] = {
     "scale-up": frozenset(
-        {"seed", "pods", "gpus_per_node", "node_groups", "devices", "source", "feature_gates"}
+        {
+            "seed",
+            "pods",
+            "gpus_per_node",
+            "node_groups",
+            "devices",
+            "dra",
+            "source",
+            "feature_gates",
+        }
     ),
     "scale-down": frozenset(
-        {"seed", "gpus_per_node", "nodes", "pods_per_node", "source", "feature_gates"}
+        {"seed", "gpus_per_node", "nodes", "pods_per_node", "dra", "source", "feature_gates"}
     ),
     "autoscale": frozenset(
         {
@@ -148,6 +165,9 @@ class Settings:
     source: str | None = None  # --from DIR: manifests instead of generated objects
     source_digest: str | None = None
     devices: str = "flat"  # scale-up: one of DEVICES
+    # False: upstream's RunOnce benchmarks without DRA (generated.plain_node): no device, pods
+    # sized by CPU and memory (NO_DRA_SIZES their sizes; Settings.preset fills them in).
+    dra: bool = True
     # Kubernetes feature gates, every one the simulation knows, resolved (1.36's defaults
     # plus --feature-gates): a resumed run must run under the same ones.
     feature_gates: dict[str, bool] = field(default_factory=resolve_feature_gates)
@@ -171,6 +191,13 @@ class Settings:
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
 
+    @classmethod
+    def preset(cls, scenario: str, *, dra: bool = True, **given: Any) -> Settings:
+        """The settings of ``scenario`` with ``given`` and, for the others, the defaults of
+        the preset (``--no-dra`` has its own sizes: NO_DRA_SIZES), resolved."""
+        defaults = {} if dra else NO_DRA_SIZES.get(scenario, {})
+        return cls(scenario=scenario, dra=dra, **{**defaults, **given}).resolved()
+
     @property
     def gpus(self) -> int:
         """GPUs per node, resolved (see :meth:`resolved`)."""
@@ -180,7 +207,7 @@ class Settings:
 
     def resolved(self) -> Settings:
         """These settings with the scenario's defaults filled in."""
-        if self.gpus_per_node is not None or self.scenario == "autoscale":
+        if self.gpus_per_node is not None or self.scenario == "autoscale" or not self.dra:
             return self
         gpus = 8 if self.scenario == "scale-up" else 10
         return Settings(**{**asdict(self), "gpus_per_node": gpus})
@@ -195,7 +222,11 @@ class Settings:
         if self.scenario == "autoscale":
             self._check_autoscale()
             return
+        if not self.dra:
+            self._check_no_dra()
         for name, (low, high) in LIMITS.items():
+            if name == "gpus_per_node" and not self.dra:
+                continue
             value = getattr(self, name)
             option = f"--{name.replace('_', '-')}"
             if value is None or value < low:
@@ -203,7 +234,7 @@ class Settings:
                 raise ScenarioError(f"{option} must be at least {low}{got}")
             if value > high:
                 raise ScenarioError(f"{option} must be at most {high:,}, got {value:,}")
-        if self.scenario == "scale-down" and self.pods_per_node > self.gpus:
+        if self.scenario == "scale-down" and self.dra and self.pods_per_node > self.gpus:
             raise ScenarioError(
                 f"--pods-per-node {self.pods_per_node} cannot exceed --gpus-per-node "
                 f"{self.gpus_per_node}: each pod holds one GPU"
@@ -217,10 +248,27 @@ class Settings:
                 f"--devices {self.devices} is for generated scale-up runs (not scale-down, "
                 "not --from, whose manifests say what the nodes offer)"
             )
-        if self.scenario == "scale-up" and self.gpus >> (self.node_groups - 1) < 1:
+        if self.scenario == "scale-up" and self.dra and self.gpus >> (self.node_groups - 1) < 1:
             raise ScenarioError(
                 f"--node-groups {self.node_groups} halves --gpus-per-node {self.gpus_per_node} "
                 "below one GPU for the last group"
+            )
+
+    def _check_no_dra(self) -> None:
+        from drasnap.snapshot.simulation.generated import PLAIN_NODE_PODS
+
+        if self.source is not None:
+            raise ScenarioError(
+                "--no-dra is for generated runs (with --from the manifests give the cluster)"
+            )
+        if self.gpus_per_node is not None:
+            raise ScenarioError("--gpus-per-node does not apply with --no-dra: no node has GPUs")
+        if self.devices != "flat":
+            raise ScenarioError(f"--devices {self.devices} does not apply with --no-dra")
+        if self.scenario == "scale-down" and self.pods_per_node > PLAIN_NODE_PODS:
+            raise ScenarioError(
+                f"--pods-per-node {self.pods_per_node} cannot exceed {PLAIN_NODE_PODS} with "
+                "--no-dra: its nodes hold at most that many pods, as upstream's"
             )
 
     def _check_autoscale(self) -> None:
@@ -229,7 +277,7 @@ class Settings:
         defaults = Settings(scenario="autoscale")
         for name in SIZES:
             if getattr(self, name) != getattr(defaults, name):
-                option = f"--{name.replace('_', '-')}"
+                option = "--no-dra" if name == "dra" else f"--{name.replace('_', '-')}"
                 raise ScenarioError(f"{option} does not apply to autoscale (its cluster is --from)")
         low, high = LIMITS["seed"]
         if not low <= self.seed <= high:
@@ -272,6 +320,8 @@ class Settings:
                 del record[name]
         if record["devices"] == "flat":
             del record["devices"]
+        if record["dra"]:
+            del record["dra"]
         for name in _SWEEP_SETTINGS:
             if not record[name]:
                 del record[name]
@@ -292,9 +342,13 @@ def settings_options(record: dict[str, Any]) -> list[str]:
     """The ``drasnap simulate`` options (words, in order) that give the settings a run recorded
     (:meth:`Settings.record`), leaving out those at their defaults and the scenario itself.
     Feature gates are the ones changed from Kubernetes 1.36's defaults."""
-    defaults = Settings(scenario=str(record["scenario"])).resolved().record()
+    dra = record.get("dra", True)
+    defaults = Settings.preset(str(record["scenario"]), dra=dra).record()
     words: list[str] = []
     for key, value in record.items():
+        if key == "dra":  # (recorded only when False; its preset's defaults have it too)
+            words.append("--no-dra")
+            continue
         if key in ("scenario", "source_digest", *_SWEEP_SETTINGS) or value == defaults.get(key):
             continue
         if key == "feature_gates":

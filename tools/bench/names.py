@@ -6,3 +6,8 @@ from __future__ import annotations
 BACKENDS = ("deepcopy", "memory", "sqlite", "sqlite-behind", "sqlite-nojournal", "postgres")
 SCENARIO_WORKLOADS = ("schedule-revert", "scale-up", "scale-up-partitionable", "scale-down")
 SIZES_WORKLOAD = "scale-down-sizes"
+#: Upstream's RunOnce benchmarks ``--against-ca`` runs (``BenchmarkRunOnce<name>``), in order.
+CA_CASES = ("ScaleUp", "ScaleUpDRA", "ScaleDown", "ScaleDownDRA")
+#: Workloads in the shape of upstream benchmarks the compiled binary does not hold
+#: (tools/bench/upstream_workloads.py): run only when named.
+UPSTREAM_WORKLOADS = ("schedule-revert-configs", "binpacking-dra-1000", "binpacking-dra-5000")

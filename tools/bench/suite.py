@@ -41,6 +41,7 @@ class Row:
     state_digest: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     growth_exponent: float | None = None  # scale-down-sizes: time ~ nodes^k
+    parts: dict[str, list[float]] | None = None  # seconds of each part, per run
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +55,7 @@ class Row:
             "state_digest": self.state_digest,
             **self.counts,
             **({"growth_exponent": self.growth_exponent} if self.growth_exponent else {}),
+            **({"parts_s": self.parts} if self.parts else {}),
         }
 
 
@@ -82,6 +84,7 @@ def run_scenarios(
         samples: dict[str, list[float]] = {b: [] for b in backends}
         digests: dict[str, str] = {}
         counts: dict[str, dict[str, int]] = {}
+        parts: dict[str, dict[str, list[float]]] = {b: {} for b in backends}
         for backend in backends:
             progress(f"{workload}: warm-up on {backend}")
             with open_backend(backend, postgres_url=postgres_url) as store:
@@ -92,6 +95,8 @@ def run_scenarios(
                 with open_backend(backend, postgres_url=postgres_url) as store:
                     run = run_workload(workload, store, size, seed)
                 samples[backend].append(run.seconds)
+                for part, seconds in (run.parts or {}).items():
+                    parts[backend].setdefault(part, []).append(seconds)
                 digests[backend] = run.digest
                 counts[backend] = {
                     "forks": run.forks,
@@ -118,6 +123,7 @@ def run_scenarios(
                     peak,
                     state_digest=digests[backend],
                     counts=counts[backend],
+                    parts=parts[backend] or None,
                 )
             )
     _ratios(rows)

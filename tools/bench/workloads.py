@@ -29,6 +29,7 @@ from drasnap.snapshot import ClusterSnapshot, claims_from_templates
 from drasnap.snapshot.simulation import Settings, generated, prepare, simulate
 from drasnap.store import VersionedStore
 from drasnap.tools.bench import timing
+from drasnap.tools.bench.names import UPSTREAM_WORKLOADS
 
 SIZES: dict[str, dict[str, dict[str, int]]] = {
     "schedule-revert": {
@@ -75,10 +76,16 @@ class Run:
     forks: int
     commits: int
     reverts: int
+    parts: dict[str, float] | None = None  # seconds of each part (an upstream configuration)
 
 
 def run_workload(name: str, store: VersionedStore, size: str, seed: int) -> Run:
     """Run workload ``name`` at ``size`` ("full", "quick" or "tiny") on an empty ``store``."""
+    if name in UPSTREAM_WORKLOADS:
+        from drasnap.tools.bench import upstream_workloads
+
+        done = upstream_workloads.run(name, store, size)
+        return Run(done.seconds, done.digest, done.forks, done.commits, done.reverts, done.parts)
     params = SIZES[name][size]
     if name == "schedule-revert":
         return schedule_revert(store, seed=seed, **params)
