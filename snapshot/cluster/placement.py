@@ -153,6 +153,10 @@ class PlacementIndex:
         self._blocks: list[list[str]] = []
         self._firsts: list[str] = []  # the first name of each block, for bisection
         self._summaries: list[_Summary | None] = []
+        # Per block, its nodes' facts in name order (None: to work out whole), and which of
+        # them changed since (by position): a summary is redone from the few that changed.
+        self._columns: list[list[_Summary] | None] = []
+        self._stale: list[list[int]] = []
         # What each node offers, as a summary of one: dropped when the node changes.
         self._facts: dict[str, _Summary] = {}
         self._pool_nodes: dict[PoolKey, set[str]] = {}  # node-local pools: on which nodes
@@ -170,6 +174,8 @@ class PlacementIndex:
         self._blocks = [names[i : i + size] for i in range(0, len(names), size)]
         self._firsts = [b[0] for b in self._blocks]
         self._summaries = [None] * len(self._blocks)
+        self._columns = [None] * len(self._blocks)
+        self._stale = [[] for _ in self._blocks]
         self._facts = {}
         self._pool_nodes = {}
         self._node_pools = {}
@@ -244,23 +250,29 @@ class PlacementIndex:
             return False
         self._summaries[i] = None
         self._facts.pop(name, None)
+        if self._columns[i] is not None:
+            self._stale[i].append(j)
         return True
 
     def _insert(self, name: str) -> None:
         i = self._find(name)
         if i < 0:
             self._blocks, self._firsts, self._summaries = [[name]], [name], [None]
+            self._columns, self._stale = [None], [[]]
             return
         block = self._blocks[i]
         insort(block, name)
         self._firsts[i] = block[0]
         self._summaries[i] = None
+        self._columns[i] = None
         self._facts.pop(name, None)
         if len(block) > 2 * self._block:
             half = len(block) // 2
             self._blocks[i : i + 1] = [block[:half], block[half:]]
             self._firsts[i : i + 1] = [block[0], block[half]]
             self._summaries[i : i + 1] = [None, None]
+            self._columns[i : i + 1] = [None, None]
+            self._stale[i : i + 1] = [[], []]
 
     def _remove(self, name: str) -> None:
         i = self._find(name)
@@ -275,8 +287,10 @@ class PlacementIndex:
         if block:
             self._firsts[i] = block[0]
             self._summaries[i] = None
+            self._columns[i] = None
         else:
             del self._blocks[i], self._firsts[i], self._summaries[i]
+            del self._columns[i], self._stale[i]
 
     def names(self) -> list[str]:
         """Every node name, sorted. O(nodes)."""
@@ -309,13 +323,20 @@ class PlacementIndex:
         summary = self._summaries[i]
         if summary is not None:
             return summary
-        facts = [self._node_facts(name) for name in self._blocks[i]]
-        summary = self._summaries[i] = (
-            max(f[0] for f in facts),
-            max(f[1] for f in facts),
-            max(f[2] for f in facts),
-            any(f[3] for f in facts),
-        )
+        # A block is summarised again after every placement on one of its nodes: only the
+        # nodes that changed are worked out again, and the maxima are taken in C.
+        names = self._blocks[i]
+        node_facts = self._node_facts
+        columns = self._columns[i]
+        if columns is None:
+            facts_of = self._facts.get
+            columns = self._columns[i] = [facts_of(name) or node_facts(name) for name in names]
+        else:
+            for j in self._stale[i]:
+                columns[j] = node_facts(names[j])
+        self._stale[i].clear()
+        cpu, memory, pods, device = zip(*columns, strict=True)
+        summary = self._summaries[i] = (max(cpu), max(memory), max(pods), any(device))
         return summary
 
     def candidates(self, cpu: int, memory: int, needs_device: bool) -> Iterator[str]:
