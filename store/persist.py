@@ -25,7 +25,6 @@ from drasnap.store.interface import ABSENT, TOMBSTONE
 from drasnap.store.rows import EntryRow, Flushed, Loaded, Pending, is_checkpoint, with_chain
 from drasnap.store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 from sqlalchemy import Connection, and_, bindparam, delete, func, insert, select, update
-from sqlalchemy.dialects import postgresql
 
 Key = tuple[str, str]
 
@@ -132,6 +131,9 @@ def create_store(conn: Connection, name: str, *, journal_on: bool) -> None:
         # Two writers creating one name at once: the second's insert waits for the first and
         # then does nothing (it goes on to find the store locked), where a plain INSERT would
         # fail on the unique name. SQLite serialises the two with BEGIN IMMEDIATE instead.
+        # (Imported here: the PostgreSQL dialect's import is a tenth of a second on SQLite.)
+        from sqlalchemy.dialects import postgresql
+
         conn.execute(
             postgresql.insert(stores)
             .values(**values)

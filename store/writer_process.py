@@ -345,4 +345,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Once serve() returns, its database work is over (committed or rolled back, the connection
+    # closed): the process ends without tearing down its mirror of the state, which the store
+    # waits for on closing (the lock is held until both processes are gone) and which took a
+    # third of a second after a 4,000-pod scale-up.
+    code = main()
+    sys.stderr.flush()
+    os._exit(code)

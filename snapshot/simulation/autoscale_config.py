@@ -31,7 +31,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from drasnap.snapshot.errors import ObjectValidationError, ScenarioError
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup
@@ -88,6 +87,8 @@ def sanitized(group: NodeGroup) -> NodeGroup:
 
 
 def _read_yaml(path: Path) -> Any:
+    import yaml  # only node-group and priority files need it: not a preset's start
+
     try:
         return yaml.safe_load(path.read_text())
     except OSError as exc:
@@ -193,6 +194,8 @@ def _inline_template(
 ) -> tuple[KubeObject, list[KubeObject]]:
     if not isinstance(slices, list):
         raise ScenarioError(f"{path}: node group {group!r}: slices must be a list")
+    import yaml
+
     node = {"apiVersion": "v1", "kind": "Node", **node}
     text = yaml.safe_dump_all([node, *slices])
     try:
@@ -216,6 +219,8 @@ def _inline_template(
 
 
 def _priorities(path: Path) -> dict[int, list[str]]:
+    import yaml
+
     data = _read_yaml(path)
     if isinstance(data, dict) and data.get("kind") == "ConfigMap":
         text = (data.get("data") or {}).get("priorities")
