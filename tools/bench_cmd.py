@@ -183,11 +183,10 @@ def bench_cmd(
         rows = snapshot_bench.run(quick=size != "full", progress=progress)
         results += report.micro_json("snapshot", rows)
         tables += ["DRA snapshot operations", *report.micro_table(rows, False), ""]
-    scenario_rows: list[Row] = []
-    scenarios = [w for w in chosen if w in SCENARIO_WORKLOADS]
-    if scenarios:
-        scenario_rows = run_scenarios(
-            scenarios,
+
+    def scenario_table(workloads: list[str]) -> list[Row]:
+        return run_scenarios(
+            workloads,
             names,
             size=size,
             repeat=repeat,
@@ -196,22 +195,18 @@ def bench_cmd(
             postgres_url=postgres_url,
             progress=progress,
         )
+
+    scenario_rows: list[Row] = []
+    scenarios = [w for w in chosen if w in SCENARIO_WORKLOADS]
+    if scenarios:
+        scenario_rows = scenario_table(scenarios)
         results += [r.as_json() for r in scenario_rows]
         tables += ["workloads", *report.suite_table(scenario_rows), ""]
     upstream = [w for w in chosen if w in UPSTREAM_WORKLOADS]
     if upstream:
         from drasnap.tools.bench.upstream_workloads import NOTE
 
-        upstream_rows = run_scenarios(
-            upstream,
-            names,
-            size=size,
-            repeat=repeat,
-            seed=seed,
-            memory=memory,
-            postgres_url=postgres_url,
-            progress=progress,
-        )
+        upstream_rows = scenario_table(upstream)
         results += [r.as_json() for r in upstream_rows]
         tables += ["upstream shapes", *report.suite_table(upstream_rows), NOTE, ""]
     scaling_rows: list[Row] = []
