@@ -74,31 +74,16 @@ def binpack(
     ``again``: the decisions of a bin-packing of the same group and pods on this same state,
     written again instead of searched for. ``step`` is the run's step it belongs to, for
     progress reports."""
+    if again is not None:
+        added, placed = _write_again(sim, group, pending, step, again)
+        return added, placed, again
     cs = sim.cluster
     added = placed = 0
     newest: str | None = None
     turns: list[_Turn] = []
     with cs.recording() as log:
-        replay = iter(again.placed if again is not None else ())
         for i, pod in enumerate(pending):
-            if i % _REPORT_EVERY == 0:
-                sim.advance(
-                    step + i / len(pending), f"{group.name}: {added:,} nodes, {placed:,} pods"
-                )
-            if again is not None:
-                turn = again.turns[i]
-                if isinstance(turn, tuple):
-                    node, slices = instantiate(group, turn[1])
-                    cs.add_node(node, slices=slices)
-                    cs.remove_node(turn[1])
-                    continue
-                if turn is not None:
-                    node, slices = instantiate(group, turn)
-                    cs.add_node(node, slices=slices)
-                    added += 1
-                cs.place(pod, next(replay))
-                placed += 1
-                continue
+            _report(sim, group, step, i, len(pending), added, placed)
             if newest is not None and cs.schedule_pod_anywhere(pod, [newest]) is not None:
                 turns.append(None)
                 placed += 1
@@ -114,9 +99,37 @@ def binpack(
             newest = name
             added += 1
             placed += 1
-    if again is not None:
-        return added, placed, again
     return added, placed, Packing(group.name, turns, log)
+
+
+def _write_again(
+    sim: Sim, group: NodeGroup, pending: list[KubeObject], step: int, again: Packing
+) -> tuple[int, int]:
+    """The writes of ``again``'s bin-packing, in its order, without its search."""
+    cs = sim.cluster
+    added = placed = 0
+    recorded = iter(again.placed)
+    for i, (pod, turn) in enumerate(zip(pending, again.turns, strict=True)):
+        _report(sim, group, step, i, len(pending), added, placed)
+        if isinstance(turn, tuple):  # a node the pod did not fit: added and taken away
+            node, slices = instantiate(group, turn[1])
+            cs.add_node(node, slices=slices)
+            cs.remove_node(turn[1])
+            continue
+        if turn is not None:
+            node, slices = instantiate(group, turn)
+            cs.add_node(node, slices=slices)
+            added += 1
+        cs.place(pod, next(recorded))
+        placed += 1
+    return added, placed
+
+
+def _report(
+    sim: Sim, group: NodeGroup, step: int, i: int, total: int, added: int, placed: int
+) -> None:
+    if i % _REPORT_EVERY == 0:
+        sim.advance(step + i / total, f"{group.name}: {added:,} nodes, {placed:,} pods")
 
 
 def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
