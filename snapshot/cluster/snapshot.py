@@ -108,6 +108,9 @@ class Placed:
     pod: str  # namespace/name
     node: str
     placement: Placement
+    # When writing the pod bound was all the placement did (no claim, no extended resource):
+    # the pod given and the pod written, to write again as it is when given the same pod.
+    bound: tuple[KubeObject, KubeObject] | None = None
 
 
 class ClusterSnapshot(Closing):
@@ -454,6 +457,9 @@ class ClusterSnapshot(Closing):
             )
         ):
             raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
+        if placed.bound is not None and placed.bound[0] is pod:
+            self._put_pod(placed.bound[1])  # what _apply would write, made once already
+            return
         self._apply(pod, placed.placement)
 
     def fit_error(self, pod: KubeObject, nodes: Sequence[str] | None = None) -> FitError:
@@ -568,6 +574,12 @@ class ClusterSnapshot(Closing):
     def _apply(self, pod: KubeObject, placement: Placement) -> None:
         node_name = name_of(placement.node)
         if self._recorded is not None:
+            plain = not placement.allocations and placement.extended is None
+            if plain and not (pod.get("spec") or {}).get("resourceClaims"):
+                bound = _bound(pod, node_name)
+                self._recorded.append(Placed(key_of(pod), node_name, placement, (pod, bound)))
+                self._put_pod(bound)
+                return
             self._recorded.append(Placed(key_of(pod), node_name, placement))
         allocated: dict[str, KubeObject] = {}
         for claim, allocation in placement.allocations:

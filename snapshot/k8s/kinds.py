@@ -103,6 +103,8 @@ def is_namespaced(kind: str | None) -> bool:
 def namespace_or_default(obj: Mapping[str, Any]) -> str:
     """``metadata.namespace``, or ``"default"`` when it is missing or empty."""
     namespace = (obj.get("metadata") or {}).get("namespace")
+    if type(namespace) is str:  # the usual case, without isinstance's subclass walk
+        return namespace or DEFAULT_NAMESPACE
     return namespace if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE
 
 
@@ -119,6 +121,17 @@ def key_of(obj: Mapping[str, Any]) -> str:
     Raises:
         ObjectValidationError: the object has no ``metadata.name`` string.
     """
+    # Plain dicts first: this runs for every write of a pod or claim (350,000 calls in the
+    # no-DRA scale-up), and ``isinstance(x, Mapping)`` is an ABC check, slower than the rest.
+    metadata = obj.get("metadata") if type(obj) is dict else None
+    if type(metadata) is dict:
+        name = metadata.get("name")
+        if type(name) is str and name:
+            namespace = metadata.get("namespace")
+            if type(namespace) is str and namespace:
+                return f"{namespace}/{name}"
+            if not namespace:
+                return f"{DEFAULT_NAMESPACE}/{name}"
     metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
     name = metadata.get("name") if isinstance(metadata, Mapping) else None
     if not isinstance(name, str) or not name:

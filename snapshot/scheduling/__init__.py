@@ -79,7 +79,7 @@ from drasnap.snapshot.scheduling.pod_requests import (
     extended_resource_requests,
 )
 from drasnap.snapshot.scheduling.resources import Requests, node_allocatable_requests
-from drasnap.snapshot.scheduling.unsupported import pod_warnings
+from drasnap.snapshot.scheduling.unsupported import pod_warnings, spec_warnings, warning_lines
 from drasnap.snapshot.scheduling.view import (
     NAMESPACE_NAME_LABEL,
     ClusterView,
@@ -137,4 +137,6 @@ __all__ = [
     "pod_facts",
     "pod_warnings",
     "share_pod_facts",
+    "spec_warnings",
+    "warning_lines",
 ]

@@ -42,7 +42,7 @@ from drasnap.snapshot.scheduling.resources import (
 )
 from drasnap.snapshot.scheduling.view import NAMESPACE_NAME_LABEL
 
-__all__ = ["pod_warnings"]
+__all__ = ["pod_warnings", "spec_warnings"]
 
 _LOCAL_VOLUMES: Final = frozenset(
     {"emptyDir", "configMap", "secret", "downwardAPI", "projected", "hostPath", "image"}
@@ -69,11 +69,24 @@ def pod_warnings(pod: Mapping[str, Any], *, namespace_labels_known: bool = False
       gates (SchedulingGates); it is simulated as if they were removed']
     """
     spec = pod.get("spec") or {}
+    return warning_lines(pod, spec_warnings(spec, namespace_labels_known=namespace_labels_known))
+
+
+def warning_lines(pod: Mapping[str, Any], found: Iterable[tuple[str, str]]) -> list[str]:
+    """:func:`spec_warnings`' findings as :func:`pod_warnings` says them, naming ``pod``."""
     key = namespaced_key(namespace_or_default(pod), raw_name(pod))
-    out: list[str] = []
+    return [f"pod {key}: {field}: {what}" for field, what in found]
+
+
+def spec_warnings(
+    spec: Mapping[str, Any], *, namespace_labels_known: bool = False
+) -> list[tuple[str, str]]:
+    """What :func:`pod_warnings` finds, as (field, sentence) pairs: it depends on the pod's
+    spec alone, so pods of one spec can share it."""
+    out: list[tuple[str, str]] = []
 
     def warn(field: str, what: str) -> None:
-        out.append(f"pod {key}: {field}: {what}")
+        out.append((field, what))
 
     if spec.get("schedulingGates"):
         warn(

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import orjson
 from drasnap.snapshot.errors import SchedulingError
 from drasnap.snapshot.history.pod_failures import POD_FAILURE_KIND, PodFailure
 from drasnap.snapshot.k8s.kinds import POD_KIND, key_of
 from drasnap.snapshot.k8s.objects import KubeObject
-from drasnap.snapshot.scheduling import NodeResult, pod_warnings
+from drasnap.snapshot.scheduling import NodeResult, spec_warnings, warning_lines
 from drasnap.snapshot.simulation.inputs import NodeGroup, instantiate
 from drasnap.snapshot.simulation.record import Sim
 from drasnap.store import VersionedStore
@@ -84,10 +85,18 @@ def run_warnings(store: VersionedStore, pending_kind: str) -> list[str]:
     """What the filters did not check, for every pod the run holds (placed or pending)."""
     out: list[str] = []
     seen: set[str] = set()
+    # The findings depend on the spec alone, and a run's pods share a few specs (50,000 pods,
+    # one spec, in the no-DRA scale-up): found once per spec.
+    found: dict[bytes, list[tuple[str, str]]] = {}
     for kind in (pending_kind, POD_KIND):
         for key, pod in sorted(store.items(kind).items()):
             if key in seen:
                 continue
             seen.add(key)
-            out.extend(pod_warnings(pod))
+            spec = pod.get("spec") or {}
+            shape = orjson.dumps(spec)
+            if shape not in found:
+                found[shape] = spec_warnings(spec)
+            if found[shape]:
+                out.extend(warning_lines(pod, found[shape]))
     return out

@@ -92,3 +92,33 @@ def test_small_helpers() -> None:
     assert namespace_or_default({"metadata": None}) == "default"
     assert not is_namespaced("Node")
     assert is_namespaced("Pod")
+
+
+class _Namespace(str):
+    """A str subclass: keys are made from its value, as from a plain str."""
+
+
+@pytest.mark.parametrize(
+    ("o", "key"),
+    [
+        ({"metadata": {"name": "p", "namespace": _Namespace("ml")}}, "ml/p"),
+        ({"metadata": {"name": "p", "namespace": None}}, "default/p"),
+        ({"metadata": {"name": "p", "namespace": 7}}, "default/p"),
+        ({"metadata": {"name": _Namespace("p")}}, "default/p"),
+    ],
+    ids=["str-subclass-namespace", "null-namespace", "non-string-namespace", "str-subclass-name"],
+)
+def test_key_of_reads_odd_metadata_as_the_validator_would(o: dict[str, Any], key: str) -> None:
+    """Plain dicts take a quicker path through key_of; the odd values give the same keys."""
+    assert key_of(o) == key
+    assert key_of(_Mapping(o)) == key
+
+
+class _Mapping(dict[str, Any]):
+    """A dict subclass, so key_of takes its general path."""
+
+
+def test_key_of_refuses_a_non_string_name_on_both_paths() -> None:
+    for o in ({"metadata": {"name": 5}}, _Mapping({"metadata": {"name": ""}})):
+        with pytest.raises(ObjectValidationError, match=r"metadata\.name"):
+            key_of(o)

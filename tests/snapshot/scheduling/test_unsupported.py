@@ -144,3 +144,20 @@ def test_docstring_examples_hold(module: str) -> None:
     mod = importlib.import_module(f"drasnap.snapshot.scheduling.{module}")
     failed, _ = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert failed == 0
+
+
+def test_run_warnings_name_every_pod_of_a_shared_spec() -> None:
+    """Pods of one spec share the findings (found once), but each pod is named in its own."""
+    from drasnap.snapshot.simulation.failures import run_warnings
+    from drasnap.store import MemoryStore
+
+    gated = {"schedulingGates": [{"name": "g"}]}
+    store = MemoryStore()
+    for name in ("a", "b"):
+        store.put("PendingPod", f"default/{name}", pod(name, **gated))
+    store.put("Pod", "default/c", pod("c", node_name="n1", **gated))
+    store.put("Pod", "default/d", pod("d", node_name="n1"))
+    warnings = run_warnings(store, "PendingPod")
+    named = [w.split(":")[0] for w in warnings]
+    assert named == ["pod default/a", "pod default/b", "pod default/c"]
+    assert all("spec.schedulingGates" in w for w in warnings)
