@@ -414,6 +414,69 @@ class ClusterSnapshot(Closing):
                 return node_name
         return None
 
+    def plan_moves(self, pods: Sequence[KubeObject], leaving: str) -> tuple[bool, list[str] | None]:
+        """Where :meth:`schedule_pod_anywhere` would put each of ``pods``, in order, once node
+        ``leaving`` is gone and the pods before it are placed, found on the indexes without
+        writing anything.
+
+        Returns (True, their nodes) when all fit, (True, None) when one fits no node, and
+        (False, None) when only the filters proper can say: a pod with claims or with any
+        constraint but CPU, memory and a pod slot, a placed pod with required anti-affinity,
+        or a tainted or cordoned node that passes the cheap checks. The answer is
+        ``schedule_pod_anywhere``'s, whose own shortcut for such pods is this arithmetic.
+        """
+        if self._pods.anti_affinity:
+            return False, None
+        restricted = self._nodes.restricted
+        allocatable_of = self._nodes.allocatable.get
+        used_on = self._pods.requested.get
+        added: dict[str, Requests] = {}  # what the planned moves add to each node
+        targets: list[str] = []
+        for pod in pods:
+            facts = pod_facts(pod)
+            if facts.spec.get("resourceClaims") or not facts.derived(_plain_spec):
+                return False, None
+            want = facts.requests
+            cpu, memory = want.cpu, want.memory
+            for name in self._placement.candidates(cpu, memory, False):
+                have = allocatable_of(name)
+                if have is None or name == leaving:
+                    continue
+                used = used_on(name, _NOTHING)
+                extra = added.get(name)
+                if extra is not None:
+                    used = used + extra
+                if (
+                    used.pods + 1 > have.pods
+                    or (cpu > 0 and cpu + used.cpu > have.cpu)
+                    or (memory > 0 and memory + used.memory > have.memory)
+                ):
+                    continue
+                if name in restricted:
+                    return False, None  # its taints or cordon need the filters
+                targets.append(name)
+                count = facts.placed_requests
+                added[name] = count if extra is None else extra + count
+                break
+            else:
+                return True, None
+        return True, targets
+
+    def move(self, pod: KubeObject, node_name: str) -> None:
+        """Place ``pod`` (taken off its node) on ``node_name`` as :meth:`plan_moves` planned:
+        the writes of :meth:`schedule_pod_anywhere` placing it there, without its search.
+
+        Raises:
+            NotFoundError: the node is not in the snapshot.
+            SchedulingError: the pod is on a node.
+        """
+        node: KubeObject | None = self._store.get(NODE_KIND, node_name)
+        if node is None:
+            raise NotFoundError(f"node {node_name!r} not found in the snapshot")
+        if pod_facts(pod).key in self._pods.node_of:
+            raise SchedulingError(f"pod {pod_facts(pod).key} is already on a node")
+        self._apply(pod, Placement(node, []))
+
     @contextmanager
     def recording(self) -> Iterator[list[Placed]]:
         """Record every placement made meanwhile, in order, into the list yielded.
@@ -677,10 +740,14 @@ class _Manager:
 def _plain_pod(pod: PodFacts) -> bool:
     """Whether the pod asks only for CPU, memory, a pod slot and claims: no node name,
     selector, affinity of any kind, spread constraint or host port, no other resource."""
+    return not pod.spec.get("nodeName") and pod.derived(_plain_spec)
+
+
+def _plain_spec(pod: PodFacts) -> bool:
+    """:func:`_plain_pod` but for the node name: the same for the pod on a node and off it."""
     spec = pod.spec
     return (
-        not spec.get("nodeName")
-        and not spec.get("nodeSelector")
+        not spec.get("nodeSelector")
         and not spec.get("affinity")
         and not spec.get("topologySpreadConstraints")
         and not pod.derived(host_ports)

@@ -17,15 +17,31 @@ def setup(sim: Sim) -> dict[str, Any]:
     return {"candidates": sim.cluster.node_names()}
 
 
-def try_remove(sim: Sim, node: str) -> int | None:
-    """Simulate removing ``node``; returns how many pods moved, or None if it stays."""
+def try_remove(sim: Sim, node: str, *, plan: bool = True) -> int | None:
+    """Simulate removing ``node``; returns how many pods moved, or None if it stays.
+
+    ``plan``: first find where the pods would go on the indexes, without writing
+    (``ClusterSnapshot.plan_moves``); a removal found to fail is then a fork and a revert with
+    nothing between, and one found to succeed writes its moves without searching again. Where
+    the plan cannot say (claims, affinity, taints), the pods are tried through the store. The
+    state reached is the same either way (``tests/snapshot/simulation/test_scale_down_plan.py``)."""
     cs = sim.cluster
+    on_node = cs.pods_on_node(node)
+    decided, targets = cs.plan_moves(on_node, node) if plan else (False, None)
     sim.fork(f"remove node {node}")
+    if decided and targets is None:
+        sim.revert()
+        return None
     pods = [
         cs.unschedule_pod(p["metadata"].get("namespace", "default"), p["metadata"]["name"])
-        for p in cs.pods_on_node(node)
+        for p in on_node
     ]
     cs.remove_node(node)
+    if targets is not None:
+        for pod, target in zip(pods, targets, strict=True):
+            cs.move(pod, target)
+        sim.commit()
+        return len(pods)
     for pod in pods:  # first fit over the other nodes, in name order
         if cs.schedule_pod_anywhere(pod) is None:
             sim.revert()
