@@ -463,18 +463,24 @@ class ClusterSnapshot(Closing):
         return True, targets
 
     def move(self, pod: KubeObject, node_name: str) -> None:
-        """Place ``pod`` (taken off its node) on ``node_name`` as :meth:`plan_moves` planned:
-        the writes of :meth:`schedule_pod_anywhere` placing it there, without its search.
+        """Place ``pod`` on ``node_name`` as :meth:`plan_moves` planned, without a search: a
+        pending pod as :meth:`schedule_pod_anywhere` would write it there; a pod on another
+        node in one write, which ends as :meth:`unschedule_pod` and then placing it would.
 
         Raises:
             NotFoundError: the node is not in the snapshot.
-            SchedulingError: the pod is on a node.
+            SchedulingError: the pod is on a node and has claims or constraints (those leave
+                through :meth:`unschedule_pod`).
         """
         node: KubeObject | None = self._store.get(NODE_KIND, node_name)
         if node is None:
             raise NotFoundError(f"node {node_name!r} not found in the snapshot")
-        if pod_facts(pod).key in self._pods.node_of:
-            raise SchedulingError(f"pod {pod_facts(pod).key} is already on a node")
+        facts = pod_facts(pod)
+        if facts.key in self._pods.node_of:
+            if facts.spec.get("resourceClaims") or not facts.derived(_plain_spec):
+                raise SchedulingError(f"pod {facts.key} cannot move in one write: unschedule it")
+            # What unschedule_pod returns for such a pod: nothing else of it changes.
+            pod = without_extended_claim_status(_unbound(pod))
         self._apply(pod, Placement(node, []))
 
     @contextmanager

@@ -18,6 +18,7 @@ from typing import Any
 
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunInterrupted, ScenarioError
+from drasnap.snapshot.simulation import collector
 from drasnap.snapshot.simulation.inputs import Cluster
 from drasnap.snapshot.simulation.plan import SIM_KIND
 from drasnap.snapshot.simulation.record import Outcome
@@ -92,7 +93,8 @@ class RunSession:
     def _start(self) -> Cluster:
         """The starting cluster, built and checked once (before the database is opened)."""
         if self._built is None:
-            self._built = prepare(self.settings, strict=self._strict)
+            with collector.paced():  # 10^5 objects made, all kept: nothing for it to find
+                self._built = prepare(self.settings, strict=self._strict)
             for text in self._built.notes:
                 self._note(text)
         return self._built

@@ -22,7 +22,7 @@ from typing import Any
 from drasnap.snapshot import SnapshotError
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunFailedError, ScenarioError
-from drasnap.snapshot.simulation import autoscale, autoscale_config, scale_down, scale_up
+from drasnap.snapshot.simulation import autoscale, autoscale_config, collector, scale_down, scale_up
 from drasnap.snapshot.simulation.failures import run_warnings, unschedulable
 from drasnap.snapshot.simulation.inputs import Cluster, build
 from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND, steps
@@ -75,7 +75,18 @@ def simulate(
         RunFailedError: the run stopped on an error found while it ran (recorded as failed).
         RunInterrupted: ``stop`` asked the run to stop; it stopped, saved.
     """
-    sim = Sim(cluster, stop, report)
+    with collector.paced():
+        return _simulate(cluster, settings, start, resume, where, Sim(cluster, stop, report))
+
+
+def _simulate(
+    cluster: ClusterSnapshot,
+    settings: Settings,
+    start: Callable[[], Cluster],
+    resume: bool,
+    where: str,
+    sim: Sim,
+) -> Outcome:
     store = sim.store
     plan = sim.plan()
     wanted = settings.record()
@@ -112,6 +123,7 @@ def simulate(
             cluster.revert()
         sim.restore_counters(run)
         resumed = True
+    collector.settle()  # the starting cluster is in memory: it lives until the run ends
     started = time.monotonic()
     scenario = _SCENARIOS[settings.scenario]
     sim.steps = steps(plan)

@@ -22,7 +22,8 @@ def try_remove(sim: Sim, node: str, *, plan: bool = True) -> int | None:
 
     ``plan``: first find where the pods would go on the indexes, without writing
     (``ClusterSnapshot.plan_moves``); a removal found to fail is then a fork and a revert with
-    nothing between, and one found to succeed writes its moves without searching again. Where
+    nothing between (the journal does not say which pod found no node), and one found to
+    succeed writes each move as one put, without searching again, then deletes the node. Where
     the plan cannot say (claims, affinity, taints), the pods are tried through the store. The
     state reached is the same either way (``tests/snapshot/simulation/test_scale_down_plan.py``)."""
     cs = sim.cluster
@@ -32,16 +33,19 @@ def try_remove(sim: Sim, node: str, *, plan: bool = True) -> int | None:
     if decided and targets is None:
         sim.revert()
         return None
+    if targets is not None:
+        # Each pod leaves for its new node in one write (not a delete and a put), then the
+        # node goes, empty: the same state as unscheduling all, removing, placing.
+        for pod, target in zip(on_node, targets, strict=True):
+            cs.move(pod, target)
+        cs.remove_node(node)
+        sim.commit()
+        return len(on_node)
     pods = [
         cs.unschedule_pod(p["metadata"].get("namespace", "default"), p["metadata"]["name"])
         for p in on_node
     ]
     cs.remove_node(node)
-    if targets is not None:
-        for pod, target in zip(pods, targets, strict=True):
-            cs.move(pod, target)
-        sim.commit()
-        return len(pods)
     for pod in pods:  # first fit over the other nodes, in name order
         if cs.schedule_pod_anywhere(pod) is None:
             sim.revert()
