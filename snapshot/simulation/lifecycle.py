@@ -99,6 +99,13 @@ class RunSession:
                 self._note(text)
         return self._built
 
+    def _hand_over(self) -> Cluster:
+        """The starting cluster, for the run to load; this session keeps no reference to it, so
+        what the loaded snapshot does not share of it is freed once loaded."""
+        built = self._start()
+        self._built = None
+        return built
+
     def __enter__(self) -> RunSession:
         self._store = self._open()
         self.name = self._store.name
@@ -126,7 +133,7 @@ class RunSession:
             outcome = simulate(
                 cluster,
                 self.settings,
-                self._start,
+                self._hand_over,
                 resume=self.resume,
                 where=where,
                 report=report or (lambda _done, _total, _detail: None),

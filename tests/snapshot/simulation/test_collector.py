@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import gc
+import weakref
+from pathlib import Path
 
+import pytest
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
-from drasnap.snapshot.simulation import collector
+from drasnap.snapshot.simulation import collector, lifecycle
+from drasnap.snapshot.simulation.inputs import Cluster
 from drasnap.snapshot.simulation.runner import prepare, simulate
 from drasnap.snapshot.simulation.settings import Settings
 from drasnap.store import MemoryStore
@@ -53,3 +57,24 @@ def test_a_run_ends_with_the_collector_as_it_found_it() -> None:
     assert outcome.result["nodes_removed"] > 0
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_a_session_lets_the_starting_cluster_go_once_the_run_has_loaded_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The objects of the built cluster the loaded snapshot does not share (the pods before
+    # binding, removed nodes' slices) would otherwise live as long as the session.
+    built: list[weakref.ref[Cluster]] = []
+
+    def prepare_and_watch(settings: Settings, *, strict: bool = False) -> Cluster:
+        cluster = prepare(settings, strict=strict)
+        built.append(weakref.ref(cluster))
+        return cluster
+
+    monkeypatch.setattr(lifecycle, "prepare", prepare_and_watch)
+    settings = Settings("scale-down", nodes=12).resolved()
+    with lifecycle.RunSession(str(tmp_path / "run.db"), settings, write_behind=False) as session:
+        outcome = session.run()
+        gc.collect()
+        assert len(built) == 1 and built[0]() is None  # the session is still open
+    assert outcome.result["nodes_removed"] > 0
