@@ -479,6 +479,13 @@ class ClusterSnapshot(Closing):
         if facts.key in self._pods.node_of:
             if facts.spec.get("resourceClaims") or not facts.derived(_plain_spec):
                 raise SchedulingError(f"pod {facts.key} cannot move in one write: unschedule it")
+            if self._recorded is None and "extendedResourceClaimStatus" not in (
+                pod.get("status") or {}
+            ):
+                # Rebound straight to its new node: an unbound copy in between would live on
+                # in the facts cache (snapshot.scheduling.view) long after the move.
+                self._put_pod(_bound(pod, name_of(node)))
+                return
             # What unschedule_pod returns for such a pod: nothing else of it changes.
             pod = without_extended_claim_status(_unbound(pod))
         self._apply(pod, Placement(node, []))
