@@ -1,9 +1,12 @@
 """Random operation sequences on the durable Store against MemoryStore (the reference model).
 
-Fork, put, delete, commit, revert, checkpoint and close-and-reopen in any order; after every
-step the effective state, the depth, the layer labels, ``in_current_layer`` and the state digest
-must agree. Runs on SQLite and PostgreSQL, each with an unbounded cache and with a tiny bounded
-one (reads fall through to SQL).
+Fork, put, delete, commit, revert, checkpoint, close-and-reopen and crash-and-reopen in any
+order; after every step the effective state, the depth, the layer labels, ``in_current_layer``
+and the state digest must agree. A crash (``close(checkpoint=False)``, as a killed process) may
+lose what came after the last checkpoint, but only whole operations: the reopened store must be
+the model as of some operation between the last checkpoint waited for and the crash. Runs
+on SQLite and PostgreSQL, each with an unbounded cache and with a tiny bounded one (reads
+fall through to SQL).
 """
 
 from __future__ import annotations
@@ -54,6 +57,10 @@ class StoreMachine(RuleBasedStateMachine):
             self.target, self.name, self.cleanup = self.place()
         self.model = MemoryStore()
         self.store = Store.open(self.target, name=self.name, **self.options)
+        # Every operation applied to the model, and how many of them the last checkpoint that
+        # returned made durable: what a crash may fall back to.
+        self.ops: list[tuple[str, tuple[Any, ...]]] = []
+        self.durable = 0
 
     def teardown(self) -> None:
         self.store.close()
@@ -61,13 +68,17 @@ class StoreMachine(RuleBasedStateMachine):
 
     @rule(kind=KINDS, key=KEYS, value=VALUES)
     def put(self, kind: str, key: str, value: Any) -> None:
-        self.model.put(kind, key, value)
+        self._model("put", kind, key, value)
         self.store.put(kind, key, value)
 
     @rule(kind=KINDS, key=KEYS)
     def delete(self, kind: str, key: str) -> None:
-        self.model.delete(kind, key)
+        self._model("delete", kind, key)
         self.store.delete(kind, key)
+
+    def _model(self, op: str, *args: Any) -> Any:
+        self.ops.append((op, args))
+        return getattr(self.model, op)(*args)
 
     @rule(label=st.none() | st.text(max_size=5))
     def fork(self, label: str | None) -> None:
@@ -76,19 +87,20 @@ class StoreMachine(RuleBasedStateMachine):
                 with pytest.raises(InvalidValueError, match="NUL character"):
                     target.fork(label)
             return
-        assert self.store.fork(label) == self.model.fork(label)
+        assert self.store.fork(label) == self._model("fork", label)
 
     @rule()
     def commit(self) -> None:
-        assert self.store.commit() == self.model.commit()
+        assert self.store.commit() == self._model("commit")
 
     @rule()
     def revert(self) -> None:
-        assert self.store.revert() == self.model.revert()
+        assert self.store.revert() == self._model("revert")
 
     @rule()
     def checkpoint(self) -> None:
         self.store.checkpoint()
+        self.durable = len(self.ops)
 
     @rule()
     def maybe_checkpoint(self) -> None:
@@ -101,7 +113,33 @@ class StoreMachine(RuleBasedStateMachine):
     @rule()
     def reopen(self) -> None:
         self.store.close()
+        self.durable = len(self.ops)
         self.store = Store.open(self.target, name=self.name, **self.options)
+
+    @rule()
+    def crash(self) -> None:
+        self.store.close(checkpoint=False)
+        self.store = Store.open(self.target, name=self.name, **self.options)
+        found = self._state(self.store)
+        # The newest operation boundary the reopened store matches (automatic checkpoints
+        # may have saved more than the last one waited for, never a part of an operation).
+        for n in range(len(self.ops), self.durable - 1, -1):
+            model = MemoryStore()
+            for op, args in self.ops[:n]:
+                getattr(model, op)(*args)
+            if self._state(model) == found:
+                break
+        else:
+            raise AssertionError(
+                f"after a crash the store is at no operation from {self.durable} to "
+                f"{len(self.ops)}: {found}"
+            )
+        self.model, self.ops, self.durable = model, self.ops[:n], n
+
+    @staticmethod
+    def _state(store: Store | MemoryStore) -> tuple[Any, ...]:
+        labels = [ly.label for ly in store.layers()[1:]]
+        return store.depth, labels, [store.items(kind) for kind in ("claims", "slices")]
 
     @precondition(lambda self: self.store.depth > 0)
     @rule(kind=KINDS, key=KEYS)

