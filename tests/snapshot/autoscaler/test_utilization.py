@@ -364,3 +364,118 @@ def test_a_pool_with_counters_is_measured_by_its_counters_only() -> None:
     # The atomic device alone: no counter consumed, 0; with a partition: 100m of 400m, 0.25.
     assert pool_utilization(slices, {"cpu-0"}) == 0.0
     assert pool_utilization(slices, {"cpu-0", "gpu-0-partition-0"}) == 0.25
+
+
+def _slices(driver: str, pool: str, generation: int, devices: int, per_slice: int) -> list[Obj]:
+    """``testResourceSlices(driver, pool, "node", generation, devices, per_slice)``."""
+    count = devices // per_slice
+    return [
+        {
+            "metadata": {"name": f"{driver}-{pool}-slice-{s}-gen{generation}"},
+            "spec": {
+                "driver": driver,
+                "nodeName": "node",
+                "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+                "devices": [
+                    {"name": f"{driver}-{pool}-dev-{s * per_slice + d}"} for d in range(per_slice)
+                ],
+            },
+        }
+        for s in range(count)
+    ]
+
+
+def _claims(
+    driver: str, pool: str, devices: int, per_pod: int, admin: bool | list[bool] = False
+) -> list[Obj]:
+    """The claims of ``testPodsWithClaims(driver, pool, "node", devices, per_pod, admin, 0)``:
+    one claim per device, devices counted from 0 on each call; ``admin`` a list is
+    ``testPodsWithMixedAdminAccessClaims``' pattern, per claim of a pod."""
+    out = []
+    for index in range(devices):
+        pattern = admin if isinstance(admin, list) else [admin] * per_pod
+        taken = result(driver, pool, f"{driver}-{pool}-dev-{index}", f"request-{index % per_pod}")
+        taken["adminAccess"] = pattern[index % per_pod]
+        out.append(allocated(claim(f"{driver}-{pool}-claim-{index}"), taken))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("slices", "claims", "want"),
+    [
+        pytest.param(
+            _slices(FOO, "pool1", 0, 10, 1),
+            _claims(FOO, "pool1", 6, 1),
+            (f"{FOO}/pool1", 0.6),
+            id="single slice, single pool, 6/10 devices used",
+        ),
+        pytest.param(
+            [
+                *_slices(FOO, "pool1", 0, 10, 2),
+                *_slices(FOO, "pool2", 0, 20, 5),
+                *_slices(BAR, "pool1", 0, 8, 2),
+            ],
+            [
+                *_claims(FOO, "pool1", 6, 2),
+                *_claims(FOO, "pool2", 18, 3),
+                *_claims(BAR, "pool1", 2, 1),
+            ],
+            (f"{FOO}/pool2", 0.9),
+            id="multiple slices, multiple pools, multiple drivers",
+        ),
+        pytest.param(
+            [
+                *_slices(FOO, "pool1", 0, 10, 2),
+                *_slices(FOO, "pool1", 1, 20, 2),
+                *_slices(FOO, "pool1", 2, 30, 2),
+            ],
+            _claims(FOO, "pool1", 6, 2),
+            (f"{FOO}/pool1", 0.2),
+            id="old pool generations are ignored",
+        ),
+        pytest.param(
+            [
+                *_slices(FOO, "pool1", 0, 10, 2)[:3],
+                *_slices(FOO, "pool1", 1, 20, 2)[:7],
+                *_slices(FOO, "pool1", 2, 30, 2),
+            ],
+            _claims(FOO, "pool1", 6, 2),
+            (f"{FOO}/pool1", 0.2),
+            id="incomplete older pool generations are not an error",
+        ),
+        pytest.param(
+            _slices(FOO, "pool1", 0, 10, 1),
+            _claims(FOO, "pool1", 6, 1, admin=True),
+            (f"{FOO}/pool1", 0.0),
+            id="Single Pod with AdminAccess ResourceClaim doesn't count for utilization",
+        ),
+        pytest.param(
+            _slices(FOO, "pool1", 0, 10, 1),
+            [*_claims(FOO, "pool1", 6, 1, admin=True), *_claims(FOO, "pool1", 6, 1)],
+            (f"{FOO}/pool1", 0.6),
+            id="Multiple Pods with AdminAccess ResourceClaims don't count for utilization",
+        ),
+        pytest.param(
+            _slices(FOO, "pool1", 0, 10, 1),
+            _claims(FOO, "pool1", 6, 6, admin=[True, True, False, False, False, False]),
+            (f"{FOO}/pool1", 0.4),
+            id="Pod with mixed AdminAccess requests counts only non-admin",
+        ),
+    ],
+)
+def test_dynamic_resource_utilization(
+    slices: list[Obj], claims: list[Obj], want: tuple[str, float]
+) -> None:
+    # TestDynamicResourceUtilization (HighestDynamicResourceUtilization)
+    assert highest_dra_utilization(slices, claims) == want
+
+
+def test_dynamic_resource_utilization_incomplete_newest_generation() -> None:
+    # TestDynamicResourceUtilization "incomplete newest pool generation is an error"
+    slices = [
+        *_slices(FOO, "pool1", 0, 10, 2),
+        *_slices(FOO, "pool1", 1, 20, 2),
+        *_slices(FOO, "pool1", 2, 30, 2)[:14],
+    ]
+    with pytest.raises(UtilizationError):
+        highest_dra_utilization(slices, _claims(FOO, "pool1", 6, 2))
