@@ -6,8 +6,9 @@ default ``DecreasingPodOrderer`` (``decreasing_pod_orderer.go``) and the equival
 
 - pods are grouped into equivalence groups (same controller, same labels and spec); a pod
   without a controller is a group of its own;
-- groups are sorted by the score of their first pod, decreasing: its containers' cpu over the
-  template's allocatable cpu plus its memory over the template's allocatable memory (a stable
+- groups are sorted by the score of their first pod, decreasing: its cpu request (the pod's,
+  init containers and overhead counted, as ``PodRequests``) over the template's allocatable
+  cpu plus its memory request over the template's allocatable memory (a stable
   sort here; upstream's ``sort.Slice`` leaves equal scores in no set order);
 - for each group, its pods try every new node added so far (in the order added), until one
   fits none; the rest try only the newest node, and when that fails a new node is added
@@ -27,12 +28,10 @@ import orjson
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
-from drasnap.snapshot.k8s.quantity import int_value, milli_value
-from drasnap.snapshot.scheduling import node_allocatable_requests
+from drasnap.snapshot.scheduling import compute_pod_requests, node_allocatable_requests
 
 __all__ = [
     "Estimate",
-    "container_requests",
     "equivalence_groups",
     "estimate",
     "order_groups",
@@ -80,27 +79,14 @@ def equivalence_groups(pods: Sequence[KubeObject]) -> list[list[KubeObject]]:
     return list(groups.values())
 
 
-def container_requests(pod: KubeObject) -> tuple[int, int]:
-    """The sum of the containers' cpu (millicores) and memory (bytes) requests: what the pod
-    orderer and the least-waste expander count (init containers and overhead are not)."""
-    cpu = memory = 0
-    for container in (pod.get("spec") or {}).get("containers") or ():
-        requests = (container.get("resources") or {}).get("requests") or {}
-        if "cpu" in requests:
-            cpu += milli_value(str(requests["cpu"]))
-        if "memory" in requests:
-            memory += int_value(str(requests["memory"]))
-    return cpu, memory
-
-
 def order_groups(groups: list[list[KubeObject]], template: KubeObject) -> list[list[KubeObject]]:
     """The groups by decreasing score on ``template`` (module docstring)."""
     alloc = node_allocatable_requests(template)
 
     def score(group: list[KubeObject]) -> float:
-        cpu, memory = container_requests(group[0])
-        value = cpu / alloc.cpu if alloc.cpu > 0 else 0.0
-        return value + (memory / alloc.memory if alloc.memory > 0 else 0.0)
+        requested = compute_pod_requests(group[0])
+        value = requested.cpu / alloc.cpu if alloc.cpu > 0 else 0.0
+        return value + (requested.memory / alloc.memory if alloc.memory > 0 else 0.0)
 
     return sorted(groups, key=score, reverse=True)
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from drasnap.snapshot.allocation.pools import newest_generation, pool_fields
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject
-from drasnap.snapshot.k8s.quantity import int_value
+from drasnap.snapshot.k8s.quantity import quantity_value
 from drasnap.snapshot.scheduling import compute_pod_requests, node_allocatable_requests
 
 __all__ = ["Utilization", "UtilizationError", "node_utilization", "pool_utilization"]
@@ -127,9 +128,10 @@ def _current_generation(pool: str, slices: list[KubeObject]) -> list[KubeObject]
     return current
 
 
-def _value(counter: Any) -> int:
-    """A counter's value as ``Quantity.Value()`` (rounded up to an integer)."""
-    return int_value(str((counter or {}).get("value", "0")))
+def _value(counter: Any) -> Fraction:
+    """A counter's exact value: upstream divides ``AsApproximateFloat64`` values, so 100m of
+    400m is 0.25 (``Value()`` would round both up to 1)."""
+    return quantity_value(str((counter or {}).get("value", "0")))
 
 
 def pool_utilization(slices: list[KubeObject], allocated: set[str]) -> float:
@@ -143,18 +145,18 @@ def pool_utilization(slices: list[KubeObject], allocated: set[str]) -> float:
     if len(taken_atomic) == len(taken_atomic) + len(taken_parts):
         return atomic_util  # nothing partitionable allocated (upstream's first shortcut)
     sets = {c.get("counterSet") for d in partitionable for c in d["consumesCounters"]}
-    totals: dict[str, dict[str, int]] = {}
+    totals: dict[str, dict[str, Fraction]] = {}
     for s in slices:
         for counter_set in (s.get("spec") or {}).get("sharedCounters") or ():
             named = totals.setdefault(str(counter_set.get("name")), {})
             for name, counter in (counter_set.get("counters") or {}).items():
-                named[name] = named.get(name, 0) + _value(counter)
-    consumed: dict[str, dict[str, int]] = {}
+                named[name] = named.get(name, Fraction(0)) + _value(counter)
+    consumed: dict[str, dict[str, Fraction]] = {}
     for d in taken_parts:
         for use in d["consumesCounters"]:
             named = consumed.setdefault(str(use.get("counterSet")), {})
             for name, counter in (use.get("counters") or {}).items():
-                named[name] = named.get(name, 0) + _value(counter)
+                named[name] = named.get(name, Fraction(0)) + _value(counter)
     part_util = 0.0
     for set_name, counters in totals.items():
         highest = 0.0
@@ -163,7 +165,8 @@ def pool_utilization(slices: list[KubeObject], allocated: set[str]) -> float:
                 continue
             used = consumed.get(set_name, {}).get(name)
             if used is not None:
-                highest = max(highest, used / total)
+                # As a float at once: for integer counters, the float division as before.
+                highest = max(highest, float(used / total))
         part_util += highest / len(sets)
     if not taken_atomic:
         return part_util  # only partitionable devices allocated (upstream's second shortcut)
