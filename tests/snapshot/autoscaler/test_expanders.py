@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pytest
-from drasnap.snapshot.autoscaler.expanders import STRATEGIES, Option, choose
+from drasnap.snapshot.autoscaler.expanders import STRATEGIES, Option, Strategy, choose
 
 from tests.snapshot.autoscaler.builders import build_node, build_pod, option
 
@@ -20,7 +21,9 @@ def names(options: Iterable[Option | None] | None) -> list[str]:
     return [o.group if o is not None else "<none>" for o in options or ()]
 
 
-def keep(name: str, options: list[Option], priorities: Mapping[int, Sequence[str]] | None = None):
+def keep(
+    name: str, options: list[Option], priorities: Mapping[int, Sequence[str]] | None = None
+) -> list[str]:
     """One expander's BestOptions (drasnap's strategy ``name``)."""
     return names(STRATEGIES[name](options, random.Random(0), priorities or {}))
 
@@ -28,12 +31,12 @@ def keep(name: str, options: list[Option], priorities: Mapping[int, Sequence[str
 # -- chain: factory/chain_test.go TestChainStrategy_BestOption ---------------------------------
 
 
-def _contains(sub: str):
+def _contains(sub: str) -> Strategy:
     """Upstream's ``substringTestFilterStrategy`` as a filter (BestOptions)."""
     return lambda options, _rng, _prio: [o for o in options if sub in o.group]
 
 
-def _first_containing(sub: str):
+def _first_containing(sub: str) -> Strategy:
     """The same as a strategy (BestOption): the first match only."""
     return lambda options, _rng, _prio: [o for o in options if sub in o.group][:1]
 
@@ -129,7 +132,7 @@ CPU_PER_POD = 500  # millicores
 MEMORY_PER_POD = 1000 * 1024 * 1024  # bytes
 
 
-def _waste_pod(name: str) -> dict:
+def _waste_pod(name: str) -> dict[str, Any]:
     return build_pod(name, CPU_PER_POD, MEMORY_PER_POD)
 
 
