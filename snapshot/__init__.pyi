@@ -22,6 +22,7 @@ from .errors import (
     ScenarioError,
     SchedulingError,
     SnapshotError,
+    SweepFileError,
 )
 from .history.allocations import (
     FATES,
@@ -119,6 +120,7 @@ __all__ = [
     "ScenarioError",
     "SchedulingError",
     "SnapshotError",
+    "SweepFileError",
     "allocate",
     "allocation_history",
     "apply_device_taint_rules",

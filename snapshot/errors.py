@@ -12,11 +12,13 @@ The tree::
     ├── FeatureGateError               an unknown feature gate or a bad --feature-gates value
     ├── ArgumentError                  an argument of the wrong shape or value (a device
     │                                  written wrong, an unknown fate, a malformed allocated
-    │                                  state; also ValueError)
+    │                                  state, an index outside a sweep's points; also
+    │                                  ValueError)
     ├── SchedulingError                a pod cannot be placed (cluster snapshot)
     ├── ScenarioError                  a simulation cannot start or go on (bad settings, sizes,
-    │                                  manifests without what the scenario needs, a run that
-    │                                  cannot be resumed)
+    │   │                              manifests without what the scenario needs, a run that
+    │   │                              cannot be resumed)
+    │   └── SweepFileError             a what-if sweep's file is wrong (names file and field)
     └── RunFailedError                 a run stopped on an error found while it ran; it is
                                        recorded as failed and blocks no other run
 
@@ -115,7 +117,8 @@ class FeatureGateError(SnapshotError, ValueError):
 
 class ArgumentError(SnapshotError, ValueError):
     """An argument of the wrong shape or value: a device not written ``DRIVER/POOL/DEVICE``,
-    an unknown fate, an allocated-state entry or a kind the allocator does not read."""
+    an unknown fate, an allocated-state entry or a kind the allocator does not read, an index
+    outside a sweep's points."""
 
 
 class SchedulingError(SnapshotError):
@@ -124,6 +127,10 @@ class SchedulingError(SnapshotError):
 
 class ScenarioError(SnapshotError):
     """A simulation cannot start or go on (bad settings, wrong database, nothing to resume)."""
+
+
+class SweepFileError(ScenarioError):
+    """The sweep file is wrong; the message names the file and the field."""
 
 
 class RunFailedError(SnapshotError):

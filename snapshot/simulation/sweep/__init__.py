@@ -1,0 +1,53 @@
+"""What-if sweeps: many autoscale runs of one cluster, each with other node groups, workloads,
+expander, scale-down threshold or feature gates, and one table comparing them.
+
+Each point is one ``autoscale`` run named ``<sweep>-<index>`` (index from 0, stable for a
+given file), its settings recorded (the sweep, index and variants among them), so
+``drasnap runs`` lists it and ``--resume`` semantics hold: a point is started, continued from
+its last checkpoint, or (finished) reported, never run twice to its end; the store's writer
+lock keeps two workers off one point.
+
+The modules, each importing only those before it:
+
+- ``file``: the sweep file (its format is there), read and checked into a :class:`Sweep`
+  whose points are :class:`Point` settings;
+- ``points``: running one point and keeping its summary, and running a sweep's points;
+- ``compare``: the comparison rows of finished runs, for ``drasnap compare`` and the report;
+- ``job``: a sweep as a Kubernetes Indexed Job, one point per completion index.
+
+Like the rest of the simulation it never imports ``drasnap.tools``. Its errors are
+``SweepFileError`` (the file) and ``ArgumentError`` (an index outside the points), both in
+``snapshot.errors``.
+"""
+
+from drasnap.snapshot.errors import SweepFileError
+from drasnap.snapshot.simulation.sweep.compare import compare_rows, differing
+from drasnap.snapshot.simulation.sweep.file import AXES, MAX_POINTS, Point, Sweep, load_sweep
+from drasnap.snapshot.simulation.sweep.job import job_manifests, with_index
+from drasnap.snapshot.simulation.sweep.points import (
+    SUMMARY_KEY,
+    SUMMARY_KIND,
+    PointResult,
+    point_summary,
+    run_point,
+    run_sweep,
+)
+
+__all__ = [
+    "AXES",
+    "MAX_POINTS",
+    "SUMMARY_KEY",
+    "SUMMARY_KIND",
+    "Point",
+    "PointResult",
+    "Sweep",
+    "SweepFileError",
+    "compare_rows",
+    "differing",
+    "job_manifests",
+    "load_sweep",
+    "point_summary",
+    "run_point",
+    "run_sweep",
+    "with_index",
+]
