@@ -13,41 +13,16 @@ The modules, each importing only those before it:
   whose points are :class:`Point` settings;
 - ``points``: running one point and keeping its summary, and running a sweep's points;
 - ``compare``: the comparison rows of finished runs, for ``drasnap compare`` and the report;
-- ``job``: a sweep as a Kubernetes Indexed Job, one point per completion index.
+- ``job``: a sweep as a Kubernetes Indexed Job, one point per completion index;
+- ``views``: the SQL view ``sweep_results`` over the points' summaries, registered with the
+  store when the simulation is imported (``simulation/__init__.py``).
 
 Like the rest of the simulation it never imports ``drasnap.tools``. Its errors are
 ``SweepFileError`` (the file) and ``ArgumentError`` (an index outside the points), both in
-``snapshot.errors``.
+``snapshot.errors``. Public names: ``__init__.pyi``, loaded when first used (so that
+registering the view imports no run machinery).
 """
 
-from drasnap.snapshot.errors import SweepFileError
-from drasnap.snapshot.simulation.sweep.compare import compare_rows, differing
-from drasnap.snapshot.simulation.sweep.file import AXES, MAX_POINTS, Point, Sweep, load_sweep
-from drasnap.snapshot.simulation.sweep.job import job_manifests, with_index
-from drasnap.snapshot.simulation.sweep.points import (
-    SUMMARY_KEY,
-    SUMMARY_KIND,
-    PointResult,
-    point_summary,
-    run_point,
-    run_sweep,
-)
+import lazy_loader
 
-__all__ = [
-    "AXES",
-    "MAX_POINTS",
-    "SUMMARY_KEY",
-    "SUMMARY_KIND",
-    "Point",
-    "PointResult",
-    "Sweep",
-    "SweepFileError",
-    "compare_rows",
-    "differing",
-    "job_manifests",
-    "load_sweep",
-    "point_summary",
-    "run_point",
-    "run_sweep",
-    "with_index",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

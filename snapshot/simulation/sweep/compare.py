@@ -10,7 +10,8 @@ from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import ScenarioError
 from drasnap.snapshot.simulation.runs import list_runs
 from drasnap.snapshot.simulation.sweep.file import AXES
-from drasnap.snapshot.simulation.sweep.points import SUMMARY_KEY, SUMMARY_KIND, point_summary
+from drasnap.snapshot.simulation.sweep.points import point_summary
+from drasnap.snapshot.simulation.sweep.views import SUMMARY_KEY, SUMMARY_KIND
 from drasnap.store import Store
 
 __all__ = ["compare_rows", "differing"]

@@ -43,7 +43,8 @@ from drasnap.snapshot.simulation.autoscale_config import files_digest
 from drasnap.snapshot.simulation.inputs import source_digest
 from drasnap.snapshot.simulation.settings import Settings
 
-__all__ = ["AXES", "MAX_POINTS", "Point", "Sweep", "load_sweep"]
+# SweepFileError lives in snapshot.errors' tree; it is named here too, as the file's error.
+__all__ = ["AXES", "MAX_POINTS", "Point", "Sweep", "SweepFileError", "load_sweep"]
 
 #: The axes a sweep may vary, in the order a point's settings show them.
 AXES = ("nodeGroups", "workloads", "expander", "scaleDownUtilizationThreshold", "featureGates")

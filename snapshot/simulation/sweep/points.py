@@ -2,7 +2,7 @@
 and every point of a sweep, in this process or in a pool of forked workers.
 
 A finished point keeps a summary, ``SweepPoint/summary`` (:func:`point_summary`), which
-``drasnap compare`` and the SQL view ``sweep_results`` read.
+``drasnap compare`` and the SQL view ``sweep_results`` (:mod:`.views`) read.
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ from drasnap.snapshot.simulation.plan import PLAN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.runner import prepare
 from drasnap.snapshot.simulation.runs import find_run, list_runs
 from drasnap.snapshot.simulation.sweep.file import Point, Sweep, load_sweep
+from drasnap.snapshot.simulation.sweep.views import SUMMARY_KEY, SUMMARY_KIND
 from drasnap.store import Store, StoreLockedError, list_stores
 
 __all__ = [
-    "SUMMARY_KEY",
-    "SUMMARY_KIND",
     "PointResult",
     "check_points",
     "device_utilization",
@@ -41,8 +40,6 @@ __all__ = [
     "run_sweep",
 ]
 
-SUMMARY_KIND = "SweepPoint"
-SUMMARY_KEY = "summary"
 #: Workers start as forks of the sweep (its modules already imported: a spawned worker spent
 #: more time importing than a small point takes), where the platform has fork.
 _START_METHOD = "fork" if "fork" in get_all_start_methods() else "spawn"
