@@ -15,6 +15,13 @@ The tree::
     │                                  state, an index outside a sweep's points; also
     │                                  ValueError)
     ├── SchedulingError                a pod cannot be placed (cluster snapshot)
+    ├── UtilizationError               a node's utilization cannot be computed (as upstream:
+    │                                  the caller skips the node)
+    ├── CaptureError                   a live cluster could not be captured or recorded (no
+    │   │                              kubeconfig, no answer, an answer that is not JSON)
+    │   ├── ApiError                   the API server answered with an error status
+    │   └── ForbiddenError             403: the credentials may not list or watch a kind
+    │                                  (names the ClusterRole that would allow the capture)
     ├── ScenarioError                  a simulation cannot start or go on (bad settings, sizes,
     │   │                              manifests without what the scenario needs, a run that
     │   │                              cannot be resumed)
@@ -27,10 +34,43 @@ boundary with everything saved (the command line exits 128 + the signal's number
 
 Messages follow cluster-autoscaler's wording where it has one
 (``cluster-autoscaler/simulator/dynamicresources/snapshot/``), and name the
-object (kind, namespace/name) and the field.
+object (kind, namespace/name) and the field. A message that quotes another library's
+(YAML's, the kubernetes client's) puts it on one line first (:func:`one_line`).
 """
 
 from __future__ import annotations
+
+__all__ = [
+    "AllocationError",
+    "AlreadyTrackedError",
+    "ApiError",
+    "ArgumentError",
+    "CaptureError",
+    "FeatureGateError",
+    "ForbiddenError",
+    "ManifestError",
+    "NotFoundError",
+    "ObjectValidationError",
+    "ReservationError",
+    "RunFailedError",
+    "RunInterrupted",
+    "ScenarioError",
+    "SchedulingError",
+    "SnapshotError",
+    "SweepFileError",
+    "UtilizationError",
+    "one_line",
+]
+
+
+def one_line(text: object) -> str:
+    """``text`` (an exception, say) as one line: every run of whitespace, newlines included,
+    becomes one space, and the ends are trimmed.
+
+    >>> one_line("while parsing\\n  in '<unicode string>', line 2")
+    "while parsing in '<unicode string>', line 2"
+    """
+    return " ".join(str(text).split())
 
 
 class SnapshotError(Exception):
@@ -123,6 +163,34 @@ class ArgumentError(SnapshotError, ValueError):
 
 class SchedulingError(SnapshotError):
     """A pod cannot be scheduled on a node (cluster snapshot)."""
+
+
+class UtilizationError(SnapshotError):
+    """A node's utilization cannot be computed (upstream returns an error: the node is
+    skipped)."""
+
+
+class CaptureError(SnapshotError):
+    """The cluster could not be captured (the message says what was asked and why)."""
+
+
+class ApiError(CaptureError):
+    """The API server answered a request with an error status."""
+
+    def __init__(self, message: str, status: int, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class ForbiddenError(CaptureError):
+    """403: the credentials may not ``verb`` the ``resource``; :attr:`cluster_role` would."""
+
+    def __init__(self, message: str, verb: str, resource: str, cluster_role: str) -> None:
+        super().__init__(message)
+        self.verb = verb
+        self.resource = resource
+        self.cluster_role = cluster_role
 
 
 class ScenarioError(SnapshotError):

@@ -48,6 +48,7 @@ from drasnap.store.errors import (
     NotADatabaseError,
     SchemaVersionError,
     StoreError,
+    one_line,
 )
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
@@ -206,7 +207,7 @@ def connect(engine: Engine, target: Target) -> Connection:
     except sa_exc.DBAPIError as exc:
         if target.dialect == "sqlite":
             raise
-        reason = " ".join(str(exc.orig).split())
+        reason = one_line(exc.orig)
         raise DatabaseError(f"cannot connect to {target.display}: {reason}") from exc
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from drasnap.snapshot.errors import FeatureGateError, ScenarioError, SweepFileError
+from drasnap.snapshot.errors import FeatureGateError, ScenarioError, SweepFileError, one_line
 from drasnap.snapshot.k8s.features import parse_feature_gates, resolve_feature_gates
 from drasnap.snapshot.simulation.autoscale_config import files_digest
 from drasnap.snapshot.simulation.inputs import source_digest
@@ -260,7 +260,7 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     except OSError as exc:
         raise SweepFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
-        raise SweepFileError(f"{path}: not YAML: {' '.join(str(exc).split())}") from exc
+        raise SweepFileError(f"{path}: not YAML: {one_line(exc)}") from exc
     if not isinstance(data, dict):
         raise _fail(path, "", "expected a mapping (sweep, from, axes, ...)")
     unknown = sorted(set(map(str, data)) - _TOP)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
-from drasnap.snapshot.errors import ScenarioError, SweepFileError
+from drasnap.snapshot.errors import ScenarioError, SweepFileError, UtilizationError
 from drasnap.snapshot.k8s.features import resolve_feature_gates
 from drasnap.snapshot.simulation.autoscale import decisions_so_far
 from drasnap.snapshot.simulation.lifecycle import RunSession
@@ -112,7 +112,7 @@ def _settings_shown(settings: dict[str, Any]) -> dict[str, str]:
 def device_utilization(cluster: ClusterSnapshot) -> float | None:
     """The mean, over the nodes with devices, of each node's device utilization (its most used
     pool, as the cluster-autoscaler measures it); None when no node has devices."""
-    from drasnap.snapshot.autoscaler.utilization import UtilizationError, node_utilization
+    from drasnap.snapshot.autoscaler.utilization import node_utilization
 
     values = []
     for node in cluster.node_names():
