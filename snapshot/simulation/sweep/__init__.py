@@ -11,11 +11,12 @@ The modules, each importing only those before it:
 
 - ``file``: the sweep file (its format is there), read and checked into a :class:`Sweep`
   whose points are :class:`Point` settings;
+- ``views``: where a finished point keeps its summary, and the SQL view ``sweep_results``
+  over them, registered with the store when the simulation is imported
+  (``simulation/__init__.py``);
 - ``points``: running one point and keeping its summary, and running a sweep's points;
 - ``compare``: the comparison rows of finished runs, for ``drasnap compare`` and the report;
-- ``job``: a sweep as a Kubernetes Indexed Job, one point per completion index;
-- ``views``: the SQL view ``sweep_results`` over the points' summaries, registered with the
-  store when the simulation is imported (``simulation/__init__.py``).
+- ``job``: a sweep as a Kubernetes Indexed Job, one point per completion index.
 
 Like the rest of the simulation it never imports ``drasnap.tools``. Its errors are
 ``SweepFileError`` (the file) and ``ArgumentError`` (an index outside the points), both in
