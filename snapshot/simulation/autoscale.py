@@ -68,6 +68,7 @@ from drasnap.snapshot.scheduling.fit_error import FitError
 from drasnap.snapshot.simulation.failures import record_unschedulable
 from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup, group_of, instantiate
 from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND, steps
+from drasnap.snapshot.simulation.plans import AutoscalePlan
 from drasnap.snapshot.simulation.record import Sim
 from drasnap.snapshot.simulation.scale_up import GROUP_KIND, PENDING_KIND
 
@@ -81,8 +82,8 @@ WARNINGS_KEY = "warnings"
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 
 
-def setup(sim: Sim, cluster: Cluster, settings: dict[str, Any]) -> dict[str, Any]:
-    """Write the starting state; returns what the plan record holds."""
+def setup(sim: Sim, cluster: Cluster, settings: dict[str, Any]) -> AutoscalePlan:
+    """Write the starting state; returns the run's plan."""
     cutoff = int(settings.get("expendable_pods_priority_cutoff", -10))
     warnings: list[str] = []
     pending, ignored = [], {}
@@ -142,25 +143,27 @@ def setup(sim: Sim, cluster: Cluster, settings: dict[str, Any]) -> dict[str, Any
                 f"{name_of(group.node)} ({', '.join(daemons)}) are not copied to new nodes "
                 "(the cluster-autoscaler adds them to its template)"
             )
-    return {
-        "pending": [key_of(p) for p in pending],
-        "groups": [g.name for g in cluster.groups],
-        "candidates": sorted(name_of(node) for node, _s, _p in cluster.nodes),
-        "members": {name_of(node): group_of(node) for node, _s, _p in cluster.nodes},
-        "sizes": dict(Counter(g for n, _s, _p in cluster.nodes if (g := group_of(n)))),
-        "priorities": sorted(
+    return AutoscalePlan(
+        settings,
+        pending=[key_of(p) for p in pending],
+        groups=[g.name for g in cluster.groups],
+        candidates=sorted(name_of(node) for node, _s, _p in cluster.nodes),
+        members={name_of(node): group_of(node) for node, _s, _p in cluster.nodes},
+        sizes=dict(Counter(g for n, _s, _p in cluster.nodes if (g := group_of(n)))),
+        priorities=sorted(
             [p, list(patterns)] for p, patterns in (cluster.priorities or {}).items()
         ),
-        "warnings": warnings,
-    }
+        warnings=warnings,
+    )
 
 
-def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
+def run(sim: Sim, typed: AutoscalePlan) -> dict[str, Any]:
     """Run (or go on with) the steps; returns the run record's results (the decisions are in
     the store: :func:`decisions`)."""
     store = sim.store
+    plan = typed.record()  # the steps below read the plan as it is stored
     groups = []
-    for name in plan["groups"]:
+    for name in typed.groups:
         record = store.get(GROUP_KIND, name)
         groups.append(
             NodeGroup(name, record["node"], record["slices"], record["minSize"], record["maxSize"])
@@ -177,8 +180,8 @@ def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
         "unschedulable": 0,
     }
     if progress["step"] == 0:
-        store.put(DECISION_KIND, WARNINGS_KEY, list(plan["warnings"]))
-    total = steps(plan)
+        store.put(DECISION_KIND, WARNINGS_KEY, list(typed.warnings))
+    total = typed.steps
     count = len(groups)
     for step in range(progress["step"], total):
         if step == 0:

@@ -8,7 +8,10 @@ over); ``Simulation/run`` is the progress, rewritten at every step boundary
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+from drasnap.snapshot.simulation.plans import plan_of
 
 __all__ = ["PLAN_KEY", "RUN_KEY", "SIM_KIND", "steps"]
 
@@ -17,13 +20,6 @@ PLAN_KEY = "plan"
 RUN_KEY = "run"
 
 
-def steps(plan: dict[str, Any]) -> int:
-    """How many steps the run of ``plan`` has: scale-up, one per node group then the
-    expansion; scale-down, one per candidate node; autoscale, the pending pods' placement on
-    existing nodes, one per node group, the expansion, the scale-down's simulation, its removals."""
-    scenario = (plan.get("settings") or {}).get("scenario")
-    if scenario == "autoscale":
-        return len(plan["groups"]) + 4
-    if scenario == "scale-down":
-        return len(plan["candidates"])
-    return len(plan["groups"]) + 1
+def steps(plan: Mapping[str, Any]) -> int:
+    """How many steps the run of the plan record ``plan`` has (``Plan.steps``)."""
+    return plan_of(plan).steps

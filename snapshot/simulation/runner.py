@@ -22,11 +22,13 @@ from typing import Any
 from drasnap.snapshot import SnapshotError
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunFailedError, ScenarioError
-from drasnap.snapshot.simulation import autoscale, autoscale_config, collector, scale_down, scale_up
+from drasnap.snapshot.simulation import collector, scale_up
 from drasnap.snapshot.simulation.failures import run_warnings, unschedulable
 from drasnap.snapshot.simulation.inputs import Cluster, build
-from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND, steps
+from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND
+from drasnap.snapshot.simulation.plans import plan_of
 from drasnap.snapshot.simulation.record import Outcome, Sim
+from drasnap.snapshot.simulation.scenarios import STRATEGIES
 from drasnap.snapshot.simulation.settings import Report, Settings, StopRequest
 from drasnap.store import MemoryStore
 
@@ -43,9 +45,7 @@ def prepare(settings: Settings, *, strict: bool = False) -> Cluster:
             is missing, or allocated on another node).
     """
     settings.check()
-    start = build(settings, strict=strict)
-    if settings.scenario == "autoscale":
-        start = autoscale_config.configure(start, settings)
+    start = STRATEGIES[settings.scenario].configure(build(settings, strict=strict), settings)
     if settings.source is not None:
         # Manifests can be valid one by one yet not fit together (a bound pod whose claim is
         # missing or allocated elsewhere): load them into a throw-away snapshot first, so that
@@ -125,10 +125,10 @@ def _simulate(
         resumed = True
     collector.settle()  # the starting cluster is in memory: it lives until the run ends
     started = time.monotonic()
-    scenario = _SCENARIOS[settings.scenario]
-    sim.steps = steps(plan)
+    typed = plan_of(plan)
+    sim.steps = typed.steps
     try:
-        results = scenario.run(sim, plan)
+        results = STRATEGIES[settings.scenario].run(sim, typed)
     except SnapshotError as exc:
         # An error only the run could find (a CEL expression failing on some device, say):
         # the run is recorded as failed, so it blocks nothing and shows in `drasnap runs`.
@@ -137,26 +137,10 @@ def _simulate(
     return _outcome(sim, settings, results, started, resumed=resumed)
 
 
-_SCENARIOS: dict[str, Any] = {
-    "scale-up": scale_up,
-    "scale-down": scale_down,
-    "autoscale": autoscale,
-}
-
-
 def _outcome(
     sim: Sim, settings: Settings, results: dict[str, Any], started: float, *, resumed: bool
 ) -> Outcome:
-    if settings.scenario == "scale-up":
-        result = {
-            "nodes_added": results["nodes_added"],
-            "node_group": results["node_group"],
-            "estimates": results["estimates"],
-        }
-    elif settings.scenario == "autoscale":
-        result = autoscale_result(sim)
-    else:
-        result = {"nodes_removed": results["nodes_removed"]}
+    result = STRATEGIES[settings.scenario].result(sim, results)
     return Outcome(
         scenario=settings.scenario,
         result=result,
@@ -171,15 +155,6 @@ def _outcome(
             "warnings": run_warnings(sim.store, scale_up.PENDING_KIND),
         },
     )
-
-
-def autoscale_result(sim: Sim) -> dict[str, Any]:
-    """What an autoscale run reports (``--json``): per node group what is added and removed."""
-    plan = sim.plan()
-    assert plan is not None
-    found = autoscale.decisions(sim.store, plan)
-    del found["pending"]
-    return found
 
 
 def _load(cs: ClusterSnapshot, start: Cluster) -> None:
@@ -198,13 +173,7 @@ def _load(cs: ClusterSnapshot, start: Cluster) -> None:
 
 def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
     _load(sim.cluster, start)
-    if settings.scenario == "scale-up":
-        plan = scale_up.setup(sim, start)
-    elif settings.scenario == "autoscale":
-        plan = autoscale.setup(sim, start, settings.record())
-    else:
-        plan = scale_down.setup(sim)
-    plan = {"settings": settings.record(), **plan}
+    plan = STRATEGIES[settings.scenario].setup(sim, start, settings).record()
     sim.store.put(SIM_KIND, PLAN_KEY, plan)
     sim.store.put(
         SIM_KIND,

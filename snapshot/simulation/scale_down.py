@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from drasnap.snapshot.simulation.plans import ScaleDownPlan
 from drasnap.snapshot.simulation.record import Sim
 
 
-def setup(sim: Sim) -> dict[str, Any]:
-    return {"candidates": sim.cluster.node_names()}
+def setup(sim: Sim, settings: dict[str, Any]) -> ScaleDownPlan:
+    return ScaleDownPlan(settings, candidates=sim.cluster.node_names())
 
 
 def try_remove(sim: Sim, node: str, *, plan: bool = True) -> int | None:
@@ -54,8 +55,8 @@ def try_remove(sim: Sim, node: str, *, plan: bool = True) -> int | None:
     return len(pods)
 
 
-def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
-    candidates: list[str] = plan["candidates"]
+def run(sim: Sim, plan: ScaleDownPlan) -> dict[str, Any]:
+    candidates = plan.candidates
     progress = sim.progress()
     results: dict[str, Any] = dict(progress["results"]) or {"nodes_removed": 0, "placed": 0}
     total = len(candidates)

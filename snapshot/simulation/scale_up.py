@@ -26,22 +26,24 @@ from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.simulation.failures import record_unschedulable
 from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup, instantiate
+from drasnap.snapshot.simulation.plans import ScaleUpPlan
 from drasnap.snapshot.simulation.record import Sim
 
 PENDING_KIND = "PendingPod"
 GROUP_KIND = "NodeGroup"
 
 
-def setup(sim: Sim, cluster: Cluster) -> dict[str, Any]:
-    """Write the starting state; returns what the plan record holds."""
+def setup(sim: Sim, cluster: Cluster, settings: dict[str, Any]) -> ScaleUpPlan:
+    """Write the starting state; returns the run's plan."""
     for pod in cluster.pending:
         sim.store.put(PENDING_KIND, key_of(pod), pod)
     for group in cluster.groups:
         sim.store.put(GROUP_KIND, group.name, {"node": group.node, "slices": group.slices})
-    return {
-        "pending": [key_of(p) for p in cluster.pending],
-        "groups": [g.name for g in cluster.groups],
-    }
+    return ScaleUpPlan(
+        settings,
+        pending=[key_of(p) for p in cluster.pending],
+        groups=[g.name for g in cluster.groups],
+    )
 
 
 _REPORT_EVERY = 64  # pods between progress reports
@@ -132,13 +134,13 @@ def _report(
         sim.advance(step + i / total, f"{group.name}: {added:,} nodes, {placed:,} pods")
 
 
-def run(sim: Sim, plan: dict[str, Any]) -> dict[str, Any]:
+def run(sim: Sim, plan: ScaleUpPlan) -> dict[str, Any]:
     """Run (or go on with) the steps; returns the final results."""
     store = sim.store
-    pending = [store.get(PENDING_KIND, key) for key in plan["pending"]]
+    pending = [store.get(PENDING_KIND, key) for key in plan.pending]
     groups = [
         NodeGroup(name, store.get(GROUP_KIND, name)["node"], store.get(GROUP_KIND, name)["slices"])
-        for name in plan["groups"]
+        for name in plan.groups
     ]
     progress = sim.progress()
     results: dict[str, Any] = dict(progress["results"])

@@ -11,6 +11,7 @@ from typing import Any
 
 from drasnap.snapshot.errors import ScenarioError
 from drasnap.snapshot.k8s.features import resolve_feature_gates
+from drasnap.snapshot.simulation.plans import PLANS
 
 __all__ = [
     "CA_FLAGS",
@@ -32,7 +33,8 @@ StopRequest = Callable[[], int | None]
 """Asked at every step boundary: the number of a signal that asked the run to stop, or None."""
 
 
-SCENARIOS = ("scale-up", "scale-down", "autoscale")
+#: The scenarios' names: those with a plan type.
+SCENARIOS = tuple(PLANS)
 #: The settings only ``autoscale`` has: left out of the other scenarios' records, so their
 #: runs (and state digests) stay what they were.
 #: The cluster-autoscaler flags ``autoscale`` takes besides ``--expander`` and

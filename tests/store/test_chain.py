@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,7 @@ def test_every_checkpoint_records_a_chain_and_an_untouched_journal_verifies(
     assert report.divergence is None and report.checkpoints_verified == 3
 
 
-EDITS = {
+EDITS: dict[str, tuple[str, Callable[[Session], tuple[Any, ...]]]] = {
     # The write of layer "try node-b", which was reverted: the state never shows it.
     "reverted-write-value": (
         "UPDATE journal SET value = ? WHERE store_id = 1 AND seq = ?",

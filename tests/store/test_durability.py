@@ -10,6 +10,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from drasnap.store import MemoryStore, Store, StoreLockedError, persist
@@ -21,7 +22,7 @@ from tests.conftest import Database
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def journal(database: Database, name: str = "default") -> list[tuple]:
+def journal(database: Database, name: str = "default") -> list[tuple[Any, ...]]:
     return database.sql(
         "SELECT j.seq, j.op, j.depth, j.layer, j.parent, j.label, j.kind, j.key, j.value, "
         "j.digest FROM journal j "

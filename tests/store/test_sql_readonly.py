@@ -370,7 +370,9 @@ def digest(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def sqlite_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return record_session(tmp_path_factory.mktemp("ro") / "session.db").path
+    path = tmp_path_factory.mktemp("ro") / "session.db"
+    record_session(path)
+    return path
 
 
 SQLITE_REFUSES = {

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from drasnap.snapshot import ClusterSnapshot
 from drasnap.store import MemoryStore
 from drasnap.tools.bench import upstream_workloads as up
 from drasnap.tools.cli import cli
@@ -42,7 +43,7 @@ def test_schedule_revert_configurations_end_as_upstreams_operations_leave_them()
 def test_a_configuration_left_otherwise_is_refused() -> None:
     config = up.Config("x", 2, 1, 0, 1, 0, 1)
     with pytest.raises(AssertionError, match=r"\(nodes, pods, depth\) \(0, 0, 0\), .* \(0, 0, 1\)"):
-        up._check_configuration(up.ClusterSnapshot(MemoryStore()), config, 1)
+        up._check_configuration(ClusterSnapshot(MemoryStore()), config, 1)
 
 
 @pytest.mark.parametrize("name", ["binpacking-dra-1000", "binpacking-dra-5000"])

@@ -141,7 +141,7 @@ def test_a_typo_is_found_before_anything_is_written(
     dump = write_manifests(tmp_path / "dump")
     _template_with(dump, edit)
     db = tmp_path / "sim.db"
-    args = ["simulate", "scale-up", db, "--from", dump, "--name", "r", "--json"]
+    args: list[str | Path] = ["simulate", "scale-up", db, "--from", dump, "--name", "r", "--json"]
     error(drasnap(*args), fragment)
     assert not db.exists()
     error(drasnap(*args, "--resume"), fragment)

@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 from drasnap.snapshot.simulation.settings import Settings
 from drasnap.store import Store
 from drasnap.tools.cli import cli
-from drasnap.tools.simulate_cmd import DEFAULT_DB
+from drasnap.tools.options import DEFAULT_DB
 
 from tests.snapshot.simulation.test_scenarios import interrupted_run, write_manifests
 

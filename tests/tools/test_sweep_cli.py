@@ -41,24 +41,33 @@ def test_the_emitted_job_parses_as_a_v1job() -> None:
     configmap, job_doc = _emit("--parallelism", "3")
     job = client.ApiClient().deserialize(json.dumps(job_doc), "V1Job", "application/json")
     assert isinstance(job, client.V1Job)
+    # The models type every field as optional: each one read below must be present.
     spec = job.spec
+    assert spec is not None
     assert spec.completion_mode == "Indexed"
     assert spec.completions == 24
     assert spec.parallelism == 3
     assert spec.backoff_limit_per_index == 2
+    assert spec.pod_failure_policy is not None
     (usage, _disruption) = spec.pod_failure_policy.rules
     assert usage.action == "FailIndex"
+    assert usage.on_exit_codes is not None
     assert usage.on_exit_codes.operator == "In" and usage.on_exit_codes.values == [2]
     pod = spec.template.spec
+    assert pod is not None
     assert pod.restart_policy == "Never"  # podFailurePolicy needs it
     (container,) = pod.containers
     assert container.image == "reg/drasnap:1"
+    assert container.env is not None and container.command is not None
     (env,) = container.env
+    assert env.value_from is not None and env.value_from.secret_key_ref is not None
     assert env.value_from.secret_key_ref.name == "drasnap-db"
     assert "$(DRASNAP_DB)" in container.command
     cm = client.ApiClient().deserialize(json.dumps(configmap), "V1ConfigMap", "application/json")
     assert isinstance(cm, client.V1ConfigMap)
+    assert cm.metadata is not None and cm.data is not None and pod.volumes is not None
     volume = pod.volumes[0].config_map
+    assert volume is not None and volume.items is not None
     assert volume.name == cm.metadata.name
     paths = {item.path for item in volume.items}
     assert paths == {"gpu-shapes.yaml", "cluster/cluster.yaml", "training.yaml"}

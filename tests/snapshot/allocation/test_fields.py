@@ -19,7 +19,11 @@ from drasnap.snapshot.allocation.ignored import ignored_fields
 from drasnap.snapshot.errors import AllocationError, FeatureGateError
 from kubernetes import client as k8s
 
-ROOT_MODELS = [k8s.V1ResourceSliceSpec, k8s.V1DeviceClassSpec, k8s.V1ResourceClaimSpec]
+ROOT_MODELS: list[type[pydantic.BaseModel]] = [
+    k8s.V1ResourceSliceSpec,
+    k8s.V1DeviceClassSpec,
+    k8s.V1ResourceClaimSpec,
+]
 
 
 def _nested(annotation: Any) -> tuple[type[pydantic.BaseModel] | None, str]:

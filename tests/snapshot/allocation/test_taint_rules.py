@@ -4,6 +4,7 @@ tracker applies them, and the allocator then honours them."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pytest
@@ -39,7 +40,7 @@ def rule(name: str, selector: Obj | None, key: str = "k", effect: str = "NoSched
     }
 
 
-def tainted(slices: list[Obj]) -> dict[str, list[str]]:
+def tainted(slices: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     return {
         f"{s['spec']['driver']}/{s['spec']['pool']['name']}/{d['name']}": [
             t["key"] for t in d.get("taints") or ()

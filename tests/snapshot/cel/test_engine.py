@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from drasnap.snapshot import cel
@@ -244,7 +245,7 @@ def test_unconvertible_attribute_fails_every_selector(
             run(expression, device)
 
 
-LISTS = {
+LISTS: dict[str, dict[str, Any]] = {
     "ints": {"ints": [1, 2]},
     "strings": {"strings": ["a", "b"]},
     "versions": {"versions": ["1.0.0", "2.1.0"]},

@@ -223,7 +223,7 @@ def test_device_taint_rules_taint_the_devices_they_select() -> None:
     cs.schedule_pod(_pod_with_claim(cs, "a", one), "n1")
     assert [r["device"] for r in _results(cs, "a")] == ["gpu-1"]  # gpu-0 is tainted
     assert cs.schedule_pod_anywhere(_pod_with_claim(cs, "b", one)) is None
-    tolerating = {
+    tolerating: dict[str, Any] = {
         "name": "gpu",
         "exactly": {
             "deviceClassName": "gpu",

@@ -19,10 +19,10 @@ import hypothesis.strategies as st
 import pytest
 from drasnap.snapshot.cluster.node_index import NodeIndex
 from drasnap.snapshot.cluster.pod_index import NOTHING, PodIndex
-from drasnap.snapshot.cluster.snapshot import NODE_KIND, POD_KIND, ClusterSnapshot
+from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.dra.index import DeviceIndex, FlatList
-from drasnap.snapshot.dra.snapshot import CLAIM_KIND, CLASS_KIND, SLICE_KIND
 from drasnap.snapshot.errors import NotFoundError, SchedulingError
+from drasnap.snapshot.k8s.kinds import CLAIM_KIND, CLASS_KIND, NODE_KIND, POD_KIND, SLICE_KIND
 from drasnap.store import ABSENT, MemoryStore, Store
 from drasnap.store.codec import encode
 from hypothesis import HealthCheck, settings

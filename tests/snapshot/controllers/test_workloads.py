@@ -213,7 +213,7 @@ def test_indexed_job() -> None:
 
 def test_pods_already_created_count() -> None:
     owner = {"kind": "ReplicaSet", "name": "web-abc", "controller": True}
-    existing = [
+    existing: list[dict[str, Any]] = [
         {
             "metadata": {"name": "web-abc-x", "namespace": "ns", "ownerReferences": [owner]},
             "status": {},

@@ -214,7 +214,9 @@ def test_kubectl_dump_adds_only_the_missing_pods() -> None:
         "kubectl-dump/cluster.json items[5]: Deployment ml/trainer: no pods (its ReplicaSets in "
         "the input, trainer-6f9c8d7b5, stand for it)"
     )
-    added = {p["metadata"]["ownerReferences"][0]["name"]: [] for p in manifests.pods}
+    added: dict[str, list[str]] = {
+        p["metadata"]["ownerReferences"][0]["name"]: [] for p in manifests.pods
+    }
     for pod in manifests.pods:
         added[pod["metadata"]["ownerReferences"][0]["name"]].append(name_of(pod))
     assert len(added["trainer-6f9c8d7b5"]) == 3

@@ -68,7 +68,7 @@ def capture(api: FakeKubeApi, tmp_path: Path, out: str = "cap", *extra: str) -> 
 def decisions(db: Path, source: Path) -> dict[str, Any]:
     result = run("simulate", "autoscale", str(db), "--from", str(source), "--json")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
+    data: dict[str, Any] = json.loads(result.stdout)
     # The digest covers the run's record, which names its --from folder.
     for key in ("name", "seconds", "state_digest"):
         data.pop(key)
@@ -135,8 +135,8 @@ def test_older_dra_versions_are_discovered_and_converted(api: FakeKubeApi, tmp_p
     # v1beta1, written as v1, the decisions of --from on the v1beta1 files themselves.
     api.dra_versions = ("v1beta1",)
     api.load(NVIDIA / "node-slices.yaml", NVIDIA / "one-gpu-two-pods.yaml")
-    node = yaml.safe_load_all((DEMO / "node-dump.yaml").read_text())
-    node = next(d for d in node if d and d["kind"] == "Node")
+    dump = yaml.safe_load_all((DEMO / "node-dump.yaml").read_text())
+    node: dict[str, Any] = next(d for d in dump if d and d["kind"] == "Node")
     node["metadata"] = {"name": "gpu-node-1", "labels": {"drasnap.io/node-group": "gpu"}}
     api.apply("ADDED", node)
     result = capture(api, tmp_path, "cap", "--json")

@@ -88,7 +88,7 @@ def test_redacted_capture_hides_every_name_and_decides_the_same(
 
 
 def test_pseudonyms_are_stable_and_table_maps_them_back() -> None:
-    pod = {
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"namespace": "team-a", "name": "train-0", "labels": {"app": "train"}},

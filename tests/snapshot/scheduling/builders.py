@@ -54,7 +54,9 @@ def pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": body}
 
 
-def filter_one(pending: Obj, target: Obj, placed: Sequence[Obj] = (), others: Sequence[Obj] = ()):
+def filter_one(
+    pending: Obj, target: Obj, placed: Sequence[Obj] = (), others: Sequence[Obj] = ()
+) -> NodeResult | None:
     """The result of running the default filters for ``pending`` on node ``target``."""
     cluster = StaticCluster([target, *others], placed)
     cycle = PodCycle(default_plugins(), pending, cluster)

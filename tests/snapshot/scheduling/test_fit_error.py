@@ -11,9 +11,12 @@ from drasnap.snapshot.errors import ObjectValidationError, SchedulingError
 from drasnap.snapshot.scheduling import (
     CANNOT_ALLOCATE_ALL_CLAIMS,
     NO_NODES_MESSAGE,
+    Fit,
     FitError,
+    NodeFacts,
     NodeResult,
     PodCycle,
+    PodFacts,
     StaticCluster,
     default_plugins,
 )
@@ -213,13 +216,13 @@ class _Backend:
         self.refuse = refuse
         self.fits: list[Any] = []
 
-    def prepare(self, pod, fit):
+    def prepare(self, pod: PodFacts, fit: Fit) -> object | tuple[str, ...] | None:
         self.fits.append(fit)
         if not pod.spec.get("resourceClaims") and not fit.dra_backed:
             return None
         return self.refuse or {"claims": pod.spec.get("resourceClaims")}
 
-    def check(self, state, node):
+    def check(self, state: Any, node: NodeFacts) -> tuple[str, ...] | None:
         return None if node.name in self.allocatable_on else (CANNOT_ALLOCATE_ALL_CLAIMS,)
 
 

@@ -4,11 +4,13 @@ memory, 32 pods, 5 example.com/aaa, 20 bytes ephemeral storage, 5 hugepages-2Mi)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 from drasnap.snapshot.scheduling import (
     NodeResourcesFit,
+    NodeResult,
     PodCycle,
     StaticCluster,
     default_plugins,
@@ -55,8 +57,8 @@ def _run(
     pending: dict[str, Any],
     used: dict[str, str],
     dra: frozenset[str] = frozenset(),
-    allocatable=None,
-):
+    allocatable: Mapping[str, str] | None = None,
+) -> NodeResult | None:
     existing = {
         "metadata": {"name": "existing", "namespace": "default"},
         "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": used}}]},

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from drasnap.snapshot.errors import ObjectValidationError
 from drasnap.snapshot.scheduling import PodCycle, StaticCluster, default_plugins
+from drasnap.snapshot.scheduling.fit_error import NodeResult
 
 from tests.snapshot.scheduling.builders import node, pod, reasons
 
@@ -31,7 +33,9 @@ def _term(
     return {"labelSelector": {"matchExpressions": [expr]}, "topologyKey": topology, **extra}
 
 
-def _affinity(affinity=(), anti=()) -> dict[str, Any]:
+def _affinity(
+    affinity: Sequence[dict[str, Any]] = (), anti: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if affinity:
         out["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": list(affinity)}
@@ -40,7 +44,13 @@ def _affinity(affinity=(), anti=()) -> dict[str, Any]:
     return {"affinity": out}
 
 
-def _run(pending, placed, nodes=None, namespaces=None, node_name="machine1"):
+def _run(
+    pending: dict[str, Any],
+    placed: Sequence[dict[str, Any]],
+    nodes: Sequence[dict[str, Any]] | None = None,
+    namespaces: Sequence[dict[str, Any]] | None = None,
+    node_name: str = "machine1",
+) -> NodeResult | None:
     nodes = nodes or [node("machine1", labels=LABELS1)]
     cycle = PodCycle(default_plugins(), pending, StaticCluster(nodes, placed, namespaces))
     return cycle.filter(node_name)
@@ -153,7 +163,9 @@ SINGLE_NODE_CASES = [
     [c[1:] for c in SINGLE_NODE_CASES],
     ids=[c[0] for c in SINGLE_NODE_CASES],
 )
-def test_required_affinity_single_node(pending, placed, want) -> None:
+def test_required_affinity_single_node(
+    pending: dict[str, Any], placed: list[dict[str, Any]], want: str | None
+) -> None:
     nodes = [
         node("machine1", labels=LABELS1),
         node("machine2", labels={"region": "r2", "zone": "z21"}),
@@ -307,7 +319,9 @@ SPREAD_CASES = [
 @pytest.mark.parametrize(
     ("spec", "placed", "want"), [c[1:] for c in SPREAD_CASES], ids=[c[0] for c in SPREAD_CASES]
 )
-def test_single_constraint(spec, placed, want) -> None:
+def test_single_constraint(
+    spec: dict[str, Any], placed: list[dict[str, Any]], want: dict[str, str | None]
+) -> None:
     cycle = PodCycle(
         default_plugins(), pod(labels={"foo": ""}, **spec), StaticCluster(ZONE_NODES, placed)
     )

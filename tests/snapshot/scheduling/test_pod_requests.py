@@ -165,7 +165,9 @@ def test_resource_name_classes(name: str, extended: bool, scalar: bool) -> None:
     assert is_scalar_resource_name(name) is scalar
 
 
-def _placed(containers: list[dict[str, Any]], statuses: list[dict[str, Any]], **status: Any):
+def _placed(
+    containers: list[dict[str, Any]], statuses: list[dict[str, Any]], **status: Any
+) -> dict[str, Any]:
     return {
         "spec": {"nodeName": "n", "containers": containers},
         "status": {"containerStatuses": statuses, **status},

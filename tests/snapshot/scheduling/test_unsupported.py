@@ -12,7 +12,7 @@ from drasnap import snapshot
 
 from tests.snapshot.scheduling.builders import pod
 
-WARN_CASES = [
+WARN_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("scheduling-gates", {"schedulingGates": [{"name": "wait"}]}, "spec.schedulingGates"),
     (
         "pvc-volume",
@@ -151,7 +151,7 @@ def test_run_warnings_name_every_pod_of_a_shared_spec() -> None:
     from drasnap.snapshot.simulation.failures import run_warnings
     from drasnap.store import MemoryStore
 
-    gated = {"schedulingGates": [{"name": "g"}]}
+    gated: dict[str, Any] = {"schedulingGates": [{"name": "g"}]}
     store = MemoryStore()
     for name in ("a", "b"):
         store.put("PendingPod", f"default/{name}", pod(name, **gated))

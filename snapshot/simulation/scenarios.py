@@ -1,0 +1,108 @@
+"""The scenarios ``drasnap simulate`` runs, as strategies in one table (as the expanders'
+``STRATEGIES``). Adding a scenario (the timeline is next) is a plan type in
+:mod:`snapshot.simulation.plans`, its engine module, and one class and one entry here; the
+runner (:mod:`snapshot.simulation.runner`) never names a scenario.
+
+A scenario is what the runner asks of it, in the order it asks:
+
+- ``configure(start, settings)``: the starting objects completed from the scenario's own
+  inputs (autoscale reads its node-groups file), before any store is touched;
+- ``setup(sim, start, settings)``: write the starting state; returns the run's typed plan,
+  which the runner stores;
+- ``run(sim, plan)``: run, or go on with, the plan's steps; returns the run record's results;
+- ``result(sim, results)``: what ``--json`` reports as the run's result.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from drasnap.snapshot.simulation import autoscale, autoscale_config, scale_down, scale_up
+from drasnap.snapshot.simulation.inputs import Cluster
+from drasnap.snapshot.simulation.plans import (
+    AutoscalePlan,
+    Plan,
+    ScaleDownPlan,
+    ScaleUpPlan,
+)
+from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.settings import Settings
+
+__all__ = ["STRATEGIES", "Scenario"]
+
+
+class Scenario(Protocol):
+    """One scenario of ``drasnap simulate`` (module docstring)."""
+
+    name: str
+
+    def configure(self, start: Cluster, settings: Settings) -> Cluster: ...
+
+    def setup(self, sim: Sim, start: Cluster, settings: Settings) -> Plan: ...
+
+    def run(self, sim: Sim, plan: Any) -> dict[str, Any]: ...
+
+    def result(self, sim: Sim, results: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class _FromStart:
+    """What the scenarios that need nothing beyond the starting objects share."""
+
+    def configure(self, start: Cluster, settings: Settings) -> Cluster:
+        return start
+
+
+class ScaleUp(_FromStart):
+    """Upstream's ``BenchmarkRunOnceScaleUpDRA`` loop (:mod:`snapshot.simulation.scale_up`)."""
+
+    name = ScaleUpPlan.scenario
+
+    def setup(self, sim: Sim, start: Cluster, settings: Settings) -> ScaleUpPlan:
+        return scale_up.setup(sim, start, settings.record())
+
+    def run(self, sim: Sim, plan: ScaleUpPlan) -> dict[str, Any]:
+        return scale_up.run(sim, plan)
+
+    def result(self, sim: Sim, results: dict[str, Any]) -> dict[str, Any]:
+        return {key: results[key] for key in ("nodes_added", "node_group", "estimates")}
+
+
+class ScaleDown(_FromStart):
+    """Upstream's ``BenchmarkRunOnceScaleDownDRA`` loop
+    (:mod:`snapshot.simulation.scale_down`)."""
+
+    name = ScaleDownPlan.scenario
+
+    def setup(self, sim: Sim, start: Cluster, settings: Settings) -> ScaleDownPlan:
+        return scale_down.setup(sim, settings.record())
+
+    def run(self, sim: Sim, plan: ScaleDownPlan) -> dict[str, Any]:
+        return scale_down.run(sim, plan)
+
+    def result(self, sim: Sim, results: dict[str, Any]) -> dict[str, Any]:
+        return {"nodes_removed": results["nodes_removed"]}
+
+
+class Autoscale:
+    """One cluster-autoscaler loop on a given cluster (:mod:`snapshot.simulation.autoscale`)."""
+
+    name = AutoscalePlan.scenario
+
+    def configure(self, start: Cluster, settings: Settings) -> Cluster:
+        return autoscale_config.configure(start, settings)
+
+    def setup(self, sim: Sim, start: Cluster, settings: Settings) -> AutoscalePlan:
+        return autoscale.setup(sim, start, settings.record())
+
+    def run(self, sim: Sim, plan: AutoscalePlan) -> dict[str, Any]:
+        return autoscale.run(sim, plan)
+
+    def result(self, sim: Sim, results: dict[str, Any]) -> dict[str, Any]:
+        plan = sim.plan()
+        assert plan is not None  # a result is asked for after the setup stored the plan
+        found = autoscale.decisions(sim.store, plan)
+        del found["pending"]
+        return found
+
+
+STRATEGIES: dict[str, Scenario] = {s.name: s for s in (ScaleUp(), ScaleDown(), Autoscale())}
