@@ -7,7 +7,8 @@ with the official kubernetes client models on the way in. The packages, from the
 ``dra`` and ``history`` (the DRA snapshot on a store; what a journal says about a run),
 ``cluster`` (the cluster snapshot), ``autoscaler`` (its algorithms) and ``simulation`` (its
 loop). Each package may import only those below it, never one above (pyproject's
-import-linter contracts), and nothing here ever imports ``drasnap.tools``.
+import-linter contracts), and nothing here ever imports ``drasnap.tools``, nor any module of
+the store: only its public names, ``drasnap.store`` (a contract too).
 
 It knows no SQL but the texts of its views (``history.views``), which it registers with the
 store here, so every store a process using the snapshot opens for writing holds them. Its
@@ -20,7 +21,7 @@ from drasnap.snapshot.history.views import (
     AUTOSCALE_NODES_VIEW,
     POD_FAILURES_VIEW,
 )
-from drasnap.store.view_registry import register_view
+from drasnap.store import register_view
 
 register_view(ALLOCATION_EVENTS)
 register_view(POD_FAILURES_VIEW)  # (after it: a view may read only those registered before)

@@ -11,8 +11,11 @@ from .dra.snapshot import DraSnapshot
 from .errors import (
     AllocationError,
     AlreadyTrackedError,
+    ApiError,
     ArgumentError,
+    CaptureError,
     FeatureGateError,
+    ForbiddenError,
     ManifestError,
     NotFoundError,
     ObjectValidationError,
@@ -22,6 +25,8 @@ from .errors import (
     ScenarioError,
     SchedulingError,
     SnapshotError,
+    SweepFileError,
+    UtilizationError,
 )
 from .history.allocations import (
     FATES,
@@ -56,8 +61,6 @@ from .k8s.objects import KubeObject
 from .live.capture import (
     CAPTURED_KINDS,
     Capture,
-    CaptureError,
-    ForbiddenError,
     RawClient,
     capture,
     cluster_role,
@@ -89,6 +92,7 @@ __all__ = [
     "AllocationError",
     "AllocationEvent",
     "AlreadyTrackedError",
+    "ApiError",
     "ArgumentError",
     "Capture",
     "CaptureError",
@@ -119,6 +123,8 @@ __all__ = [
     "ScenarioError",
     "SchedulingError",
     "SnapshotError",
+    "SweepFileError",
+    "UtilizationError",
     "allocate",
     "allocation_history",
     "apply_device_taint_rules",

@@ -12,11 +12,20 @@ The tree::
     ├── FeatureGateError               an unknown feature gate or a bad --feature-gates value
     ├── ArgumentError                  an argument of the wrong shape or value (a device
     │                                  written wrong, an unknown fate, a malformed allocated
-    │                                  state; also ValueError)
+    │                                  state, an index outside a sweep's points; also
+    │                                  ValueError)
     ├── SchedulingError                a pod cannot be placed (cluster snapshot)
+    ├── UtilizationError               a node's utilization cannot be computed (as upstream:
+    │                                  the caller skips the node)
+    ├── CaptureError                   a live cluster could not be captured or recorded (no
+    │   │                              kubeconfig, no answer, an answer that is not JSON)
+    │   ├── ApiError                   the API server answered with an error status
+    │   └── ForbiddenError             403: the credentials may not list or watch a kind
+    │                                  (names the ClusterRole that would allow the capture)
     ├── ScenarioError                  a simulation cannot start or go on (bad settings, sizes,
-    │                                  manifests without what the scenario needs, a run that
-    │                                  cannot be resumed)
+    │   │                              manifests without what the scenario needs, a run that
+    │   │                              cannot be resumed)
+    │   └── SweepFileError             a what-if sweep's file is wrong (names file and field)
     └── RunFailedError                 a run stopped on an error found while it ran; it is
                                        recorded as failed and blocks no other run
 
@@ -25,10 +34,43 @@ boundary with everything saved (the command line exits 128 + the signal's number
 
 Messages follow cluster-autoscaler's wording where it has one
 (``cluster-autoscaler/simulator/dynamicresources/snapshot/``), and name the
-object (kind, namespace/name) and the field.
+object (kind, namespace/name) and the field. A message that quotes another library's
+(YAML's, the kubernetes client's) puts it on one line first (:func:`one_line`).
 """
 
 from __future__ import annotations
+
+__all__ = [
+    "AllocationError",
+    "AlreadyTrackedError",
+    "ApiError",
+    "ArgumentError",
+    "CaptureError",
+    "FeatureGateError",
+    "ForbiddenError",
+    "ManifestError",
+    "NotFoundError",
+    "ObjectValidationError",
+    "ReservationError",
+    "RunFailedError",
+    "RunInterrupted",
+    "ScenarioError",
+    "SchedulingError",
+    "SnapshotError",
+    "SweepFileError",
+    "UtilizationError",
+    "one_line",
+]
+
+
+def one_line(text: object) -> str:
+    """``text`` (an exception, say) as one line: every run of whitespace, newlines included,
+    becomes one space, and the ends are trimmed.
+
+    >>> one_line("while parsing\\n  in '<unicode string>', line 2")
+    "while parsing in '<unicode string>', line 2"
+    """
+    return " ".join(str(text).split())
 
 
 class SnapshotError(Exception):
@@ -115,15 +157,48 @@ class FeatureGateError(SnapshotError, ValueError):
 
 class ArgumentError(SnapshotError, ValueError):
     """An argument of the wrong shape or value: a device not written ``DRIVER/POOL/DEVICE``,
-    an unknown fate, an allocated-state entry or a kind the allocator does not read."""
+    an unknown fate, an allocated-state entry or a kind the allocator does not read, an index
+    outside a sweep's points."""
 
 
 class SchedulingError(SnapshotError):
     """A pod cannot be scheduled on a node (cluster snapshot)."""
 
 
+class UtilizationError(SnapshotError):
+    """A node's utilization cannot be computed (upstream returns an error: the node is
+    skipped)."""
+
+
+class CaptureError(SnapshotError):
+    """The cluster could not be captured (the message says what was asked and why)."""
+
+
+class ApiError(CaptureError):
+    """The API server answered a request with an error status."""
+
+    def __init__(self, message: str, status: int, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class ForbiddenError(CaptureError):
+    """403: the credentials may not ``verb`` the ``resource``; :attr:`cluster_role` would."""
+
+    def __init__(self, message: str, verb: str, resource: str, cluster_role: str) -> None:
+        super().__init__(message)
+        self.verb = verb
+        self.resource = resource
+        self.cluster_role = cluster_role
+
+
 class ScenarioError(SnapshotError):
     """A simulation cannot start or go on (bad settings, wrong database, nothing to resume)."""
+
+
+class SweepFileError(ScenarioError):
+    """The sweep file is wrong; the message names the file and the field."""
 
 
 class RunFailedError(SnapshotError):

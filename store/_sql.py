@@ -48,13 +48,14 @@ from drasnap.store.errors import (
     NotADatabaseError,
     SchemaVersionError,
     StoreError,
+    one_line,
 )
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 #: The newest revision of ``migrations/`` (tests/migrations checks it against Alembic's head):
 #: a database already there is opened without importing Alembic, which costs more than the
 #: rest of opening a store. A migration added without changing it only makes opens slower.
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 _OUR_TABLES = {"stores", "layers", "entries", "journal"}
 
 
@@ -206,7 +207,7 @@ def connect(engine: Engine, target: Target) -> Connection:
     except sa_exc.DBAPIError as exc:
         if target.dialect == "sqlite":
             raise
-        reason = " ".join(str(exc.orig).split())
+        reason = one_line(exc.orig)
         raise DatabaseError(f"cannot connect to {target.display}: {reason}") from exc
 
 

@@ -16,10 +16,21 @@ The tree::
     └── DatabaseError              any other failure of the database underneath
 
 sqlite3, SQLAlchemy and Alembic exceptions never leave ``store/``: they are translated to
-these classes (with ``raise ... from exc``) in one place, ``store._sql.translate``.
+these classes (with ``raise ... from exc``) in one place, ``store._sql.translate``; a driver's
+message quoted in one is put on one line first (:func:`one_line`).
 """
 
 from __future__ import annotations
+
+
+def one_line(text: object) -> str:
+    """``text`` (an exception, say) as one line: every run of whitespace, newlines included,
+    becomes one space, and the ends are trimmed.
+
+    >>> one_line("database is locked\\n  (while flushing)")
+    'database is locked (while flushing)'
+    """
+    return " ".join(str(text).split())
 
 
 class StoreError(Exception):

@@ -54,7 +54,13 @@ from typing import Any
 
 from drasnap.store import _sql
 from drasnap.store.as_of import with_as_of
-from drasnap.store.errors import DatabaseError, InvalidValueError, NotADatabaseError, ReadOnlyError
+from drasnap.store.errors import (
+    DatabaseError,
+    InvalidValueError,
+    NotADatabaseError,
+    ReadOnlyError,
+    one_line,
+)
 from drasnap.store.sql_lexer import Token, pg_tokens, sqlite_code
 from drasnap.store.sql_refused import pg_refused, sqlite_refused
 
@@ -347,7 +353,7 @@ def _run_sqlite(dbapi: Any, info: _sql.Target, sql: str, max_rows: int | None) -
     except Exception as exc:
         if denied:
             raise ReadOnlyError(_PREFIX + denied[0]) from exc
-        message = " ".join(str(exc).split())
+        message = one_line(exc)
         if "readonly database" in message or "too many attached databases" in message:
             raise ReadOnlyError(_PREFIX + message) from exc
         if "file is not a database" in message:
@@ -374,7 +380,7 @@ def _run_postgres(dbapi: Any, info: _sql.Target, sql: str, max_rows: int | None)
             cursor.execute(sql, prepare=True)
             return _fetch(cursor, max_rows)
         except Exception as exc:  # (psycopg.Error; psycopg is imported only with the URL)
-            message = " ".join(str(exc).split())
+            message = one_line(exc)
             diag = getattr(exc, "diag", None)
             primary = getattr(diag, "message_primary", None) or message  # (no HINT, no LINE)
             if "read-only transaction" in primary:

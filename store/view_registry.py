@@ -11,14 +11,31 @@ from hashlib import blake2b
 
 from drasnap.store.errors import InvalidValueError
 
-__all__ = ["STORE_TABLES", "STORE_VIEWS", "View", "iso_utc_sql", "register_view", "registered"]
+__all__ = [
+    "STORE_FUNCTIONS",
+    "STORE_NAMES",
+    "STORE_TABLES",
+    "STORE_VIEWS",
+    "View",
+    "iso_utc_sql",
+    "register_view",
+    "registered",
+]
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-#: Views and tables the migrations own: a registered view cannot take their names.
-#: (``tests/store/test_registered_views.py`` keeps the tables in step with ``store.tables``,
-#: which is not imported here: it would load the SQL library with the first view.)
-STORE_VIEWS = frozenset({"current_objects", "layer_history", "object_versions", "objects_as_of"})
+# What the migrations own, and a registered view cannot be named. The migrations are the only
+# definition, and reading them here would load the SQL library with the first view; so these
+# are written out, and tests/store/test_registered_views.py holds each equal to what the
+# migrations leave in a database no layer registered a view in (``store.tables`` for the
+# tables; the views and functions of a plain store's database, on SQLite and PostgreSQL).
+#: The store's own views: the schema's, read by the layers above.
+STORE_VIEWS = frozenset({"current_objects", "layer_history", "object_versions"})
+#: The store's SQL functions (PostgreSQL; on SQLite ``drasnap query --as-of`` defines
+#: ``objects_as_of`` as a common table expression, which a view of that name would shadow).
+STORE_FUNCTIONS = frozenset({"objects_as_of"})
 STORE_TABLES = frozenset({"stores", "layers", "entries", "journal", "registered_views"})
+#: Every name the store's schema takes.
+STORE_NAMES = STORE_VIEWS | STORE_FUNCTIONS | STORE_TABLES
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +44,7 @@ class View:
 
     Raises:
         InvalidValueError: a name that is not a lowercase SQL identifier, or that a table or
-            a view of the store already has.
+            a view or function of the store already has.
     """
 
     name: str
@@ -39,7 +56,7 @@ class View:
             raise InvalidValueError(
                 f"a view name is a lowercase SQL identifier (letters, digits, _), got {self.name!r}"
             )
-        if self.name in STORE_VIEWS | STORE_TABLES:
+        if self.name in STORE_NAMES:
             raise InvalidValueError(f"{self.name!r} is a table or view of the store itself")
 
     def select(self, dialect: str) -> str:

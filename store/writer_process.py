@@ -57,6 +57,7 @@ from drasnap.store import _sql, disk, persist
 from drasnap.store.cache import FullCache
 from drasnap.store.chain import ChainHasher
 from drasnap.store.codec import digest_after, format_digest, parse_digest
+from drasnap.store.errors import one_line
 from drasnap.store.framing import receive, send
 from drasnap.store.pending import encoded_changes, plan
 from drasnap.store.rows import Entry, EntryRow, EntryTuple, JournalRow, journal_row, with_chain
@@ -259,7 +260,7 @@ def _pragma(conn: Connection, pragma: str) -> None:
 
 def _reason(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None)
-    text = " ".join(str(orig if orig is not None else exc).split()) or type(exc).__name__
+    text = one_line(orig if orig is not None else exc) or type(exc).__name__
     return text[:2000]
 
 

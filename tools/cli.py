@@ -14,7 +14,7 @@ from typing import Any
 import click
 from drasnap.snapshot import SnapshotError
 from drasnap.store import StoreError, StoreLockedError
-from drasnap.tools.errors import CommandError
+from drasnap.tools.errors import CommandError, one_line
 
 #: Each command: the module that holds it and its line in ``drasnap --help``. A command's module is
 #: imported only when the command runs or shows its own help, so ``drasnap --help`` and a typo
@@ -84,7 +84,7 @@ class _Group(click.Group):
                 raise
             message = locked_message(exc) if isinstance(exc, StoreLockedError) else str(exc)
             # One line, whatever a library put in its message (a CEL error's caret diagram).
-            click.echo(f"Error: {' '.join(message.split())}", err=True)
+            click.echo(f"Error: {one_line(message)}", err=True)
             ctx.exit(1)
 
 

@@ -110,11 +110,12 @@ def _emit_job(sweep: Any, image: str, parallelism: int, secret: str) -> None:
 
 
 def _one(db: str, sweep: Any, index: int, as_json: bool) -> None:
+    from drasnap.snapshot import ArgumentError
     from drasnap.snapshot.simulation import run_point, with_index
 
     try:
         point = with_index(sweep, index)
-    except ValueError as exc:
+    except ArgumentError as exc:
         raise click.BadParameter(str(exc), param_hint="--index") from exc
     click.echo(f"point {point.name}: {_variants(point.variants)}", err=True)
     result = run_point(db, point)

@@ -25,16 +25,14 @@ from typing import Any
 
 from drasnap.snapshot.allocation.pools import newest_generation, pool_fields
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
+from drasnap.snapshot.errors import UtilizationError
 from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.k8s.quantity import quantity_value
 from drasnap.snapshot.scheduling import compute_pod_requests, node_allocatable_requests
 
+# UtilizationError lives in snapshot.errors' tree; it is named here too, as this module's.
 __all__ = ["Utilization", "UtilizationError", "node_utilization", "pool_utilization"]
-
-
-class UtilizationError(Exception):
-    """The utilization cannot be computed (upstream returns an error: the node is skipped)."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from drasnap.store.view_registry import View, iso_utc_sql
+from drasnap.store import View, iso_utc_sql
 
 __all__ = ["ALLOCATION_EVENTS", "AUTOSCALE_NODES_VIEW", "POD_FAILURES_VIEW"]
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from drasnap.snapshot.errors import SnapshotError
+from drasnap.snapshot.errors import ApiError, CaptureError, ForbiddenError
 from drasnap.snapshot.ingest.conversion import SERVED_VERSIONS, convert_to_v1
 from drasnap.snapshot.k8s.kinds import (
     CLAIM_KIND,
@@ -40,6 +40,7 @@ from drasnap.snapshot.k8s.kinds import (
     TAINT_RULE_KIND,
 )
 
+# The errors live in snapshot.errors' tree; they are named here too, as the capture's.
 __all__ = [
     "CAPTURED_KINDS",
     "PRIORITY_CONFIGMAP",
@@ -100,29 +101,6 @@ CAPTURED_KINDS: Final[tuple[LiveKind, ...]] = (
     LiveKind("ConfigMap", "", "v1", "configmaps", True, f"metadata.name={PRIORITY_CONFIGMAP}"),
 )
 """What a capture lists, in the order ``--from`` reads it."""
-
-
-class CaptureError(SnapshotError):
-    """The cluster could not be captured (the message says what was asked and why)."""
-
-
-class ApiError(CaptureError):
-    """The API server answered a request with an error status."""
-
-    def __init__(self, message: str, status: int, reason: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        self.reason = reason
-
-
-class ForbiddenError(CaptureError):
-    """403: the credentials may not ``verb`` the ``resource``; :attr:`cluster_role` would."""
-
-    def __init__(self, message: str, verb: str, resource: str, cluster_role: str) -> None:
-        super().__init__(message)
-        self.verb = verb
-        self.resource = resource
-        self.cluster_role = cluster_role
 
 
 class RawClient:

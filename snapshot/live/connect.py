@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from drasnap.snapshot.live.capture import CaptureError, RawClient
+from drasnap.snapshot.errors import CaptureError, one_line
+from drasnap.snapshot.live.capture import RawClient
 
 __all__ = ["connect"]
 
@@ -34,7 +35,7 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> tuple[
                 config_file=kubeconfig, context=context, client_configuration=configuration
             )
     except ConfigException as exc:
-        raise CaptureError(f"cannot load the kubeconfig: {' '.join(str(exc).split())}") from None
+        raise CaptureError(f"cannot load the kubeconfig: {one_line(exc)}") from None
     except OSError as exc:
         raise CaptureError(f"cannot read the kubeconfig {kubeconfig or default}: {exc}") from None
     configuration.retries = 0

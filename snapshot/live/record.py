@@ -32,13 +32,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from drasnap.snapshot.errors import SnapshotError
+from drasnap.snapshot.errors import ApiError, CaptureError, SnapshotError
 from drasnap.snapshot.k8s.kinds import DRA_GROUP, object_key
 from drasnap.snapshot.live.capture import (
     CAPTURED_KINDS,
-    ApiError,
     Capture,
-    CaptureError,
     LiveKind,
     RawClient,
     capture,

@@ -6,8 +6,16 @@ database, and starting or resuming one.
 Each scenario is deterministic for a given seed and resumes from its last checkpoint after a
 crash with the same result and state digest. The top of the snapshot: nothing in the snapshot
 imports it, and it never imports ``drasnap.tools``. Public names: ``__init__.pyi``.
+
+Its SQL view, ``sweep_results`` (``sweep.views``), is registered with the store here, as the
+snapshot registers its own: every store a process running simulations opens for writing
+holds it.
 """
 
 import lazy_loader
+from drasnap.snapshot.simulation.sweep.views import SWEEP_RESULTS
+from drasnap.store import register_view
+
+register_view(SWEEP_RESULTS)
 
 __getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

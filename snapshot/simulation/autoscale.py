@@ -58,9 +58,9 @@ from drasnap.snapshot.autoscaler.estimator import (
 )
 from drasnap.snapshot.autoscaler.expanders import Option, choose
 from drasnap.snapshot.autoscaler.status import MAX_SIZE_REACHED, not_trigger_scale_up
-from drasnap.snapshot.autoscaler.utilization import UtilizationError, node_utilization
+from drasnap.snapshot.autoscaler.utilization import node_utilization
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
-from drasnap.snapshot.errors import SchedulingError
+from drasnap.snapshot.errors import SchedulingError, UtilizationError
 from drasnap.snapshot.k8s.kinds import key_of, namespace_or_default
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.scheduling import pod_warnings

@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from drasnap.snapshot.errors import ObjectValidationError, ScenarioError
+from drasnap.snapshot.errors import ObjectValidationError, ScenarioError, one_line
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup
 from drasnap.snapshot.simulation.settings import Settings
@@ -94,7 +94,7 @@ def _read_yaml(path: Path) -> Any:
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not YAML: {' '.join(str(exc).split())}") from exc
+        raise ScenarioError(f"{path}: not YAML: {one_line(exc)}") from exc
 
 
 def _size(path: Path | str, name: str, entry: dict[str, Any], key: str) -> int | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from drasnap.snapshot.errors import one_line
+
 __all__ = ["COMPARE_COLUMNS", "compare_cell"]
 
 #: A comparison's columns after the settings that differ (``drasnap compare``, the sweep page).
@@ -31,7 +33,7 @@ def compare_cell(column: str, value: Any, width: int | None = None) -> str:
     if column == "added":
         return ", ".join(f"{g} +{n}" for g, n in value.items()) or "-"
     if column == "main_reason" and value:
-        text = " ".join(str(value).split())
+        text = one_line(value)
         if _NO_SCALE_UP in text:  # the part a sweep varies (the scheduler's is above it)
             text = "no scale-up: " + text.split(_NO_SCALE_UP, 1)[1]
         return text if width is None or len(text) <= width else text[: width - 3] + "..."

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
-from drasnap.snapshot.errors import RunInterrupted
+from drasnap.snapshot.errors import RunInterrupted, one_line
 from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.settings import Report, StopRequest
 from drasnap.store import VersionedStore
@@ -134,7 +134,7 @@ class Sim:
         while self.cluster.depth:
             self.cluster.revert()
         run = dict(self.progress())
-        run["error"] = " ".join(str(error).split()) or type(error).__name__
+        run["error"] = one_line(error) or type(error).__name__
         self.store.put(SIM_KIND, RUN_KEY, run)
         self.store.checkpoint()
 

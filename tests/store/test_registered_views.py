@@ -110,7 +110,7 @@ def test_a_process_without_the_snapshot_has_no_allocation_events(tmp_path: Path)
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
     with sqlite3.connect(path) as conn:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='view'")}
-    assert names == {"current_objects", "layer_history", "object_versions", "sweep_results"}
+    assert names == registry.STORE_VIEWS
 
     from drasnap import snapshot  # registers allocation_events
 
@@ -147,3 +147,36 @@ def test_the_names_a_view_cannot_take_are_the_stores_tables() -> None:
     from drasnap.store.tables import metadata
 
     assert set(metadata.tables) == registry.STORE_TABLES
+
+
+def test_the_store_views_and_functions_are_what_the_migrations_leave(database: Database) -> None:
+    """The names a registered view cannot take are exactly the views (and, on PostgreSQL, the
+    functions) of a database that a process registering no view brought to head."""
+    code = f"from drasnap.store import Store; Store.open({database.target!r}).close()"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+    assert view_names(database) == registry.STORE_VIEWS
+    if database.kind == "postgres":
+        functions = database.sql(
+            "SELECT p.proname FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = current_schema()"
+        )
+        assert {name for (name,) in functions} == registry.STORE_FUNCTIONS
+    for name in registry.STORE_NAMES:
+        with pytest.raises(InvalidValueError):
+            View(name, sqlite="SELECT 1", postgresql="SELECT 1")
+
+
+def test_a_process_running_simulations_holds_sweep_results(tmp_path: Path) -> None:
+    """sweep_results is the simulation's: registered when it is imported (migration 0008 took
+    it out of the store's schema)."""
+    path = tmp_path / "sim.db"
+    code = (
+        "import drasnap.snapshot.simulation; from drasnap.store import Store; "
+        f"Store.open({str(path)!r}).close()"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+    with sqlite3.connect(path) as conn:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='view'")}
+        recorded = {r[0] for r in conn.execute("SELECT name FROM registered_views")}
+    assert "sweep_results" in names - registry.STORE_VIEWS
+    assert "sweep_results" in recorded

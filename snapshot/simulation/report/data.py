@@ -14,8 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from drasnap.snapshot.autoscaler.utilization import UtilizationError, node_utilization
+from drasnap.snapshot.autoscaler.utilization import node_utilization
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
+from drasnap.snapshot.errors import UtilizationError
 from drasnap.snapshot.history.allocations import allocation_history, summarize_claims
 from drasnap.snapshot.history.pod_failures import POD_FAILURE_KIND, PodFailure
 from drasnap.snapshot.k8s.kinds import CLAIM_KIND, SLICE_KIND

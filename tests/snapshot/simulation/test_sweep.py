@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from drasnap.snapshot import ArgumentError, ScenarioError
 from drasnap.snapshot.simulation import (
     SweepFileError,
     compare_rows,
@@ -27,6 +28,7 @@ from drasnap.snapshot.simulation import (
     load_sweep,
     run_point,
     run_sweep,
+    with_index,
 )
 
 from tests.paths import FIXTURES
@@ -73,6 +75,20 @@ def test_the_cross_product_has_stable_indices_and_names() -> None:
     assert point.settings.extra_manifests == (str(SWEEP.parent / "training.yaml"),)
     assert point.costs == {"cpu": 1.0, "gpu": 3.0}
     assert load_sweep(SWEEP).point(13) == point  # the same file, the same point
+
+
+def test_an_index_outside_the_points_is_an_argument_error() -> None:
+    """A Job's completion index picks the point; one out of range names the range."""
+    sweep = load_sweep(SWEEP)
+    assert with_index(sweep, 23) == sweep.point(23)
+    for index in (-1, 24):
+        with pytest.raises(ArgumentError, match=r"outside the sweep's points 0\.\.23"):
+            with_index(sweep, index)
+
+
+def test_a_sweep_file_error_is_a_scenario_error() -> None:
+    """Its place in snapshot.errors' tree: whatever catches a scenario's errors catches it."""
+    assert issubclass(SweepFileError, ScenarioError)
 
 
 def test_explicit_points_take_the_first_variant_of_an_axis_left_out(tmp_path: Path) -> None:
