@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 from drasnap.tools.errors import CommandError
@@ -41,6 +40,7 @@ def export_cmd(
     """
     import orjson
     from drasnap.snapshot import Redactor
+    from drasnap.snapshot.simulation import write_state
 
     target = Path(output)
     table_path = target.parent / f"{target.name}.redaction.json"
@@ -70,28 +70,3 @@ def export_cmd(
     for kind, count in counts.items():
         click.echo(f"{kind:<22} {count:>7} objects")
     click.echo(f"wrote {target} ({name} at seq {seq})")
-
-
-def write_state(
-    db: str, name: str, at: int | None, target: Path, transform: Any = None
-) -> tuple[int, dict[str, list[dict[str, Any]]]]:
-    """Write the Kubernetes objects of store ``name`` (as stored, or as of seq ``at``) into
-    ``target`` as List files; (the seq written, {kind: objects})."""
-    from drasnap.snapshot import CAPTURED_KINDS, write_lists
-    from drasnap.store import open_state
-
-    lists: dict[str, list[dict[str, Any]]] = {}
-    with open_state(db, name=name, at=at) as state:
-        seq = state.seq
-        stored = set(state.kinds())
-        for kind in (k.kind for k in CAPTURED_KINDS if k.kind in stored):
-            objects = [
-                obj
-                for _, v in sorted(state.items(kind).items())
-                for obj in (v if isinstance(v, list) else [v])  # slices: a list per node
-                if isinstance(obj, dict) and obj.get("kind") == kind and "metadata" in obj
-            ]
-            if objects:
-                lists[kind] = objects
-    write_lists(lists, target, transform=transform)
-    return seq, lists

@@ -518,8 +518,8 @@ def _hints(db: str, name: str) -> None:
 def _recorded_state(from_db: str, name: str, at: int | None, sim_db: str) -> Path:
     """The folder holding recording ``name``'s state at seq ``at`` (its last when None), as
     List files beside the simulation's database; written the first time it is asked for."""
+    from drasnap.snapshot.simulation import write_state
     from drasnap.store import list_stores
-    from drasnap.tools.export_cmd import write_state
 
     stores = {s.name: s for s in list_stores(from_db)}
     if name not in stores:

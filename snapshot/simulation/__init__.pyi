@@ -5,6 +5,7 @@ from .autoscale import decisions_so_far
 from .autoscale_config import files_digest
 from .comparison import COMPARE_COLUMNS, compare_cell
 from .explain import explain_pod_devices
+from .export import write_state
 from .inputs import Cluster, source_digest
 from .lifecycle import RunSession
 from .plan import PLAN_KEY, RUN_KEY, SIM_KIND
@@ -80,4 +81,5 @@ __all__ = [
     "simulate",
     "source_digest",
     "with_index",
+    "write_state",
 ]
