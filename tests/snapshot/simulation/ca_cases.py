@@ -47,7 +47,8 @@ def random_cases() -> list[dict[str, Any]]:
         return [orjson.loads(line) for line in lines if line.strip()]
 
 
-def _inputs(case: dict[str, Any], directory: Path) -> tuple[Path, Path]:
+def case_inputs(case: dict[str, Any], directory: Path) -> tuple[Path, Path]:
+    """``case``'s cluster folder (``--from``) and node-groups file, written under ``directory``."""
     source = directory / "cluster"
     source.mkdir(parents=True)
     items = [
@@ -79,7 +80,7 @@ def _inputs(case: dict[str, Any], directory: Path) -> tuple[Path, Path]:
 def run_drasnap(case: dict[str, Any], **options: Any) -> dict[str, Any]:
     """drasnap's decisions on ``case`` (``simulate autoscale --json``'s result)."""
     with tempfile.TemporaryDirectory() as tmp:
-        source, groups = _inputs(case, Path(tmp))
+        source, groups = case_inputs(case, Path(tmp))
         digest = files_digest(source_digest(source), str(groups))
         settings = Settings(
             "autoscale",
