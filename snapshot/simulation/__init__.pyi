@@ -15,6 +15,7 @@ from .runs import RunInfo, choose_store, find_run, fresh_name, list_runs, newest
 from .settings import (
     CA_FLAGS,
     DEVICES,
+    EXPANDERS,
     LIMITS,
     NO_DRA_SIZES,
     SCENARIOS,
@@ -43,6 +44,7 @@ __all__ = [
     "COMPARE_COLUMNS",
     "Cluster",
     "DEVICES",
+    "EXPANDERS",
     "LIMITS",
     "NO_DRA_SIZES",
     "Outcome",
