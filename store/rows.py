@@ -44,8 +44,8 @@ class Entry(NamedTuple):
     chain (those are given at the flush, :func:`journal_row`).
 
     The store appends each as a plain tuple in this field order (:data:`EntryTuple`): building
-    a NamedTuple costs about a microsecond more, a sixth of a ``put``. Read one by name with
-    ``Entry._make(t)``.
+    a NamedTuple costs several times a tuple, a visible part of a ``put`` (BENCHMARKS.md,
+    design notes). Read one by name with ``Entry._make(t)``.
     """
 
     ts: float

@@ -11,7 +11,7 @@ the pipe; past 64 MB queued (a writer that cannot keep up) the store waits for i
 
 Why a process and not a thread: the drivers give the GIL back and take it again around every
 row of an ``executemany``, so a writer thread waits for the simulation's thread once per row
-(measured: no gain, BENCHMARKS.md issue 15).
+(one was measured and gained nothing: BENCHMARKS.md, "a writer thread").
 
 What stays true: the database only ever moves from one whole checkpoint to the next (the writer
 commits only at a checkpoint whose rows have all arrived); ``checkpoint()`` returns once its
@@ -23,30 +23,13 @@ its last commit and the next checkpoint writes it all again, and ``checkpoint()`
 ``DatabaseError`` at the next checkpoint, every time: the store must then be closed
 (``checkpoint=False``) and opened again.
 
-Why the process keeps a mirror of the state (issue 21 asked to measure the design without
-one: the store ships, at each checkpoint, the ``store.rows.Pending`` it plans itself, and the
-process only executes it). That design puts ``store.pending.plan`` (the entry rows and the
-state digest's hashes) back on the simulation's thread. Measured on 2026-12-02 with
-``drasnap bench schedule-revert scale-up scale-up-partitionable scale-down --backends
-memory,sqlite-behind --quick`` on this 2-core machine, shared with other jobs (so the runs of
-the two designs alternated, one after the other), the design without a mirror taken as
-today's plus that ``plan`` at every checkpoint (2.6 s of plans over the 54 checkpoints of the
-run), sqlite-behind against memory:
-
-==========================  =========  ===============
-workload                    today      without mirror
-==========================  =========  ===============
-schedule-revert             1.58x      1.21x
-scale-up                    1.26x      1.92x
-scale-up-partitionable      0.82x      0.95x
-scale-down                  0.98x      0.99x
-==========================  =========  ===============
-
-(An earlier run of today's, on the same machine under another load: 1.53x, 1.07x, 0.43x,
-1.09x.) The ratios of the small workloads move by more than the difference between the
-designs from one run to the next, but scale-up, the one with large checkpoints, is well past
-1.15x without the mirror in every run: the mirror stays, and with it the copy of the state in
-the process. Its reading of the journal is :meth:`store.cache.LayerStack.apply` over
+Why the process keeps a mirror of the state: without one, the store would ship at each
+checkpoint the ``store.rows.Pending`` it plans itself and the process would only execute it,
+which puts ``store.pending.plan`` (the entry rows and the state digest's hashes) back on the
+simulation's thread. Measured, that design leaves the small workloads within the spread
+between runs but makes scale-up, the workload with large checkpoints, clearly slower
+(BENCHMARKS.md, design notes): the mirror stays, and with it the copy of the state in the
+process. Its reading of the journal is :meth:`store.cache.LayerStack.apply` over
 :class:`store.rows.Entry`, the store's own layer code.
 
 The cost: SQLite has one writer per database file, and the writer holds the write lock from its
@@ -95,10 +78,10 @@ class Writer:
 
     The process is a new interpreter running :mod:`store.writer_process`, not a fork of the
     store's: a fork would share the store's heap copy-on-write, and the store's process would
-    then copy every page it touches (its garbage collector touches them all). Starting costs a
-    third of a second (importing SQLAlchemy), while the store goes on: it only waits for a
-    checkpoint it asks to wait for. The lock file is passed down, so the writer lock is held
-    until both processes have ended.
+    then copy every page it touches (its garbage collector touches them all). Starting costs the
+    import of SQLAlchemy, while the store goes on: it only waits for a checkpoint it asks to
+    wait for. The lock file is passed down, so the writer lock is held until both processes
+    have ended.
     """
 
     def __init__(

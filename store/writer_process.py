@@ -6,8 +6,9 @@ started by :class:`store.writer.Writer`; it reads its messages on stdin and answ
 
 Why a process: the writes of a flush are one ``executemany`` per table, and both the ``sqlite3``
 module and the PostgreSQL driver give the GIL back and take it again around every row, so a
-writer *thread* waits for the simulation's thread once per row (measured: no gain, BENCHMARKS.md
-issue 15). A process has a GIL of its own and the machine's second core.
+writer *thread* waits for the simulation's thread once per row (one was measured and gained
+nothing: BENCHMARKS.md, "a writer thread"). A process has a GIL of its own and the machine's
+second core.
 
 What it does:
 
