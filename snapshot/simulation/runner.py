@@ -152,7 +152,13 @@ def _outcome(
         extra={
             # Autoscale's result has them with the cluster-autoscaler's NotTriggerScaleUp text.
             **({} if "unschedulable" in result else {"unschedulable": unschedulable(sim.store)}),
-            "warnings": run_warnings(sim.store, scale_up.PENDING_KIND),
+            # The scenario's own (autoscale: a NotReady node, nominated pods, a template's
+            # DaemonSet pods), then what the filters did not check, each once.
+            "warnings": list(
+                dict.fromkeys(
+                    [*result.get("warnings", ()), *run_warnings(sim.store, scale_up.PENDING_KIND)]
+                )
+            ),
         },
     )
 
