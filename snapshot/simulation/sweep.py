@@ -60,7 +60,7 @@ from drasnap.snapshot.simulation.inputs import source_digest
 from drasnap.snapshot.simulation.lifecycle import RunSession
 from drasnap.snapshot.simulation.plan import PLAN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.runner import prepare
-from drasnap.snapshot.simulation.runs import find_run, list_runs
+from drasnap.snapshot.simulation.runs import RunStatus, find_run, list_runs
 from drasnap.snapshot.simulation.settings import Settings
 from drasnap.store import Store, StoreLockedError, list_stores
 
@@ -483,10 +483,10 @@ def run_point(db: str, point: Point) -> PointResult:
         summary = session.keep(
             SUMMARY_KIND, SUMMARY_KEY, lambda cluster: point_summary(cluster, point.settings.sweep)
         )
-    if before is None or before.status == "empty":
+    if before is None or before.status == RunStatus.EMPTY:
         status = "ran"
     else:
-        status = "finished" if before.status == "finished" else "resumed"
+        status = "finished" if before.status == RunStatus.FINISHED else "resumed"
     return PointResult(point.index, point.name, status, time.monotonic() - started, summary)
 
 
@@ -504,7 +504,7 @@ def finished_points(db: str, sweep: Sweep) -> set[int]:
     names = {f"{sweep.name}-{i}": i for i in range(len(sweep))}
     for run in list_runs(db) if list_stores(db, missing_ok=True) else []:
         index = names.get(run.name)
-        if index is None or run.status != "finished":
+        if index is None or run.status != RunStatus.FINISHED:
             continue
         with Store.open(db, name=run.name, readonly=True, cache_size=1) as store:
             if store.get(SUMMARY_KIND, SUMMARY_KEY) is not None:
@@ -620,7 +620,7 @@ def compare_rows(
             run = runs.get(name)
             if run is None:
                 raise ScenarioError(f"no run {name!r} in {db} (drasnap runs lists them)")
-            if run.scenario != "autoscale" or run.status != "finished":
+            if run.scenario != "autoscale" or run.status != RunStatus.FINISHED:
                 raise ScenarioError(
                     f"run {name!r} is {run.status}"
                     + (f" ({run.scenario})" if run.scenario != "autoscale" else "")
@@ -631,7 +631,7 @@ def compare_rows(
         points = {
             r.name: (r.settings or {})["sweep"]
             for r in runs.values()
-            if (r.settings or {}).get("sweep") and r.status == "finished"
+            if (r.settings or {}).get("sweep") and r.status == RunStatus.FINISHED
         }
         chosen = [n for n, p in points.items() if sweep is None or p["sweep"] == sweep]
         chosen.sort(key=lambda n: (points[n]["sweep"], points[n]["index"]))
