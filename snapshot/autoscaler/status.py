@@ -25,7 +25,6 @@ from enum import StrEnum
 from typing import Final
 
 __all__ = [
-    "BACKOFF",
     "MAX_SIZE_REACHED",
     "MAX_TOTAL_NODES_REACHED",
     "NOT_READY",
@@ -37,7 +36,6 @@ __all__ = [
 
 NOT_TRIGGER_SCALE_UP: Final = "pod didn't trigger scale-up: "
 # skippedreasons.go
-BACKOFF: Final = "in backoff after failed scale-up"
 MAX_SIZE_REACHED: Final = "max node group size reached"
 NOT_READY: Final = "not ready for scale-up"
 # eventing_scale_up_processor.go, ReasonsMessage with ScaleUpLimitedByMaxNodesTotal
