@@ -32,7 +32,7 @@ order, not Go's random map order; the ``preemption: ...`` part of the FailedSche
 message is never added (the cluster-autoscaler does not preempt).
 
 Use: ``cycle = PodCycle(default_plugins(...), pod, cluster)`` once per pod and cluster state;
-``cycle.first_fit(names)`` or ``cycle.filter(name)`` per node; ``cycle.fit_error()`` for the
+``cycle.filter(name)`` per node tried; ``cycle.fit_error()`` for the
 ``0/N nodes are available: ...`` answer, whose ``to_json`` goes to the journal.
 """
 

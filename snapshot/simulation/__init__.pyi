@@ -11,7 +11,15 @@ from .lifecycle import RunSession
 from .plan import PLAN_KEY, RUN_KEY, SIM_KIND
 from .record import Outcome
 from .runner import prepare, simulate
-from .runs import RunInfo, choose_store, find_run, fresh_name, list_runs, newest_unfinished
+from .runs import (
+    RunInfo,
+    RunStatus,
+    choose_store,
+    find_run,
+    fresh_name,
+    list_runs,
+    newest_unfinished,
+)
 from .settings import (
     CA_FLAGS,
     DEVICES,
@@ -53,6 +61,7 @@ __all__ = [
     "Report",
     "RunInfo",
     "RunSession",
+    "RunStatus",
     "SCENARIOS",
     "SIM_KIND",
     "Settings",

@@ -46,6 +46,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from drasnap.snapshot.autoscaler.drain import drain, is_daemonset_pod
@@ -57,7 +58,11 @@ from drasnap.snapshot.autoscaler.estimator import (
     pod_signature,
 )
 from drasnap.snapshot.autoscaler.expanders import Option, choose
-from drasnap.snapshot.autoscaler.status import MAX_SIZE_REACHED, not_trigger_scale_up
+from drasnap.snapshot.autoscaler.status import (
+    MAX_SIZE_REACHED,
+    UnremovableReason,
+    not_trigger_scale_up,
+)
 from drasnap.snapshot.autoscaler.utilization import node_utilization
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import SchedulingError, UtilizationError
@@ -237,10 +242,9 @@ def decisions(store: _Reader, plan: dict[str, Any]) -> dict[str, Any]:
         "removed": removed,
         "removed_by_group": removed_by_group,
         "kept": {n: d["reason"] for n, d in nodes if d is not None and not d["removed"]},
+        # None also for a record written before kept nodes had CA's name
         "unremovable": {
-            n: d.get("unremovable") or unremovable_reason(d["reason"])
-            for n, d in nodes
-            if d is not None and not d["removed"]
+            n: d.get("unremovable") for n, d in nodes if d is not None and not d["removed"]
         },
         "unschedulable": {k: d["unschedulable"] for k, d in pods if d and d.get("unschedulable")},
         "ignored": dict(store.get(DECISION_KIND, IGNORED_KEY) or {}),
@@ -519,32 +523,50 @@ def _being_deleted(node: KubeObject) -> bool:
     return any(t.get("key") == TO_BE_DELETED for t in taints)
 
 
-def _eligibility(sim: Sim, plan: dict[str, Any], groups: list[NodeGroup]) -> dict[str, str | None]:
+@dataclass(frozen=True)
+class Kept:
+    """Why scale-down keeps a node, decided where it is found: the cluster-autoscaler's
+    UnremovableReason (None for a node unneeded but left for a later loop by the budgets or
+    the planner's limit, which CA does not count as unremovable), and drasnap's words for it."""
+
+    reason: UnremovableReason | None
+    text: str
+
+
+def _eligibility(sim: Sim, plan: dict[str, Any], groups: list[NodeGroup]) -> dict[str, Kept | None]:
     """Why each candidate is no candidate, or None: measured once, before any removal is
     simulated (``core/scaledown/eligibility/eligibility.go``, ``FilterOutUnremovable``;
     the planner's ``categorizeNodes`` calls it first). A node at exactly the threshold is a
     candidate (``isNodeAtOrBelowUtilizationThreshold`` refuses only above it)."""
     threshold = float(plan["settings"]["scale_down_utilization_threshold"])
     names = {g.name for g in groups}
-    found: dict[str, str | None] = {}
+    found: dict[str, Kept | None] = {}
     for node in plan["candidates"]:
         obj = sim.cluster.node(node) or {}
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
         if _being_deleted(obj):
-            found[node] = "being deleted"
+            found[node] = Kept(UnremovableReason.CurrentlyBeingDeleted, "being deleted")
         elif annotations.get(SCALE_DOWN_DISABLED) == "true":
-            found[node] = f"scale-down disabled by annotation {SCALE_DOWN_DISABLED}"
+            found[node] = Kept(
+                UnremovableReason.ScaleDownDisabledAnnotation,
+                f"scale-down disabled by annotation {SCALE_DOWN_DISABLED}",
+            )
         elif plan["members"].get(node) not in names:
-            found[node] = "not in an autoscaled node group"
+            found[node] = Kept(UnremovableReason.NotAutoscaled, "not in an autoscaled node group")
         else:
             try:
                 utilization = node_utilization(sim.cluster, node)
             except UtilizationError as exc:
-                found[node] = f"utilization not known: {exc}"
+                found[node] = Kept(
+                    UnremovableReason.UnexpectedError, f"utilization not known: {exc}"
+                )
                 continue
             found[node] = (
-                f"not underutilized: {utilization.resource} utilization "
-                f"{utilization.value:.3g} is above the threshold {threshold:g}"
+                Kept(
+                    UnremovableReason.NotUnderutilized,
+                    f"not underutilized: {utilization.resource} utilization "
+                    f"{utilization.value:.3g} is above the threshold {threshold:g}",
+                )
                 if utilization.value > threshold
                 else None
             )
@@ -571,7 +593,7 @@ def _simulate_scale_down(
     }
     cursor = int(sim.store.get(DECISION_KIND, CURSOR_KEY) or 0)
     existing = set(plan["candidates"])
-    kept: dict[str, str] = {}
+    kept: dict[str, Kept] = {}
     unneeded: list[dict[str, Any]] = []
 
     # Empty candidates first (processors/scaledowncandidates/emptycandidates: nothing to move
@@ -583,30 +605,31 @@ def _simulate_scale_down(
     order = sorted(plan["candidates"], key=lambda node: not is_empty(node))
     sim.fork("simulate scale-down")
     for node in order:
-        reason = eligible[node]
-        if reason is None and len(unneeded) >= limit:
-            reason = (
+        why = eligible[node]
+        if why is None and len(unneeded) >= limit:
+            why = Kept(
+                None,
                 f"not simulated: {len(unneeded)} nodes already found unneeded in this loop "
-                "(the planner's unneededNodesLimit)"
+                "(the planner's unneededNodesLimit)",
             )
-        if reason is None:
+        if why is None:
             found, cursor = _try_remove(sim, node, existing, cursor, rules)
-            if isinstance(found, str):
-                reason = found
+            if isinstance(found, Kept):
+                why = found
             else:
                 unneeded.append({"node": node, "moves": [list(m) for m in found]})
-        if reason is not None:
-            kept[node] = reason
+        if why is not None:
+            kept[node] = why
     sim.revert()
     removed = _nodes_to_delete(plan, groups, results, unneeded, kept)
     sim.store.put(DECISION_KIND, CURSOR_KEY, cursor)
     sim.store.put(DECISION_KIND, SCALE_DOWN_KEY, {"unneeded": unneeded, "removed": removed})
     for node in plan["candidates"]:
-        reason = kept.get(node)
+        why = kept.get(node)
         decision = {
             "removed": node in removed,
-            "reason": reason,
-            "unremovable": unremovable_reason(reason),
+            "reason": None if why is None else why.text,
+            "unremovable": None if why is None or why.reason is None else why.reason.value,
         }
         sim.store.put(DECISION_KIND, f"node/{node}", decision)
     return {**results, "kept": len(plan["candidates"]) - len(removed)}
@@ -617,7 +640,7 @@ def _nodes_to_delete(
     groups: list[NodeGroup],
     results: dict[str, Any],
     unneeded: list[dict[str, Any]],
-    kept: dict[str, str],
+    kept: dict[str, Kept],
 ) -> list[str]:
     """Of the unneeded nodes, those deleted in this loop, in order; the others get their
     reason in ``kept``. Empty nodes first (``core/scaledown/unneeded/nodes.go``, RemovableAt:
@@ -636,14 +659,21 @@ def _nodes_to_delete(
         node = entry["node"]
         group = plan["members"][node]
         if sizes[group] <= mins.get(group, 0):
-            kept[node] = f"node group {group} is at its minimum size ({mins.get(group, 0)})"
+            kept[node] = Kept(
+                UnremovableReason.NodeGroupMinSizeReached,
+                f"node group {group} is at its minimum size ({mins.get(group, 0)})",
+            )
             continue
         sizes[group] -= 1
         if len(chosen) >= total:
-            kept[node] = f"unneeded, but --max-scale-down-parallelism ({total}) is used up"
+            kept[node] = Kept(
+                None, f"unneeded, but --max-scale-down-parallelism ({total}) is used up"
+            )
             continue
         if entry["moves"] and drains >= min(drain_budget, total - len(chosen)):
-            kept[node] = f"unneeded, but --max-drain-parallelism ({drain_budget}) is used up"
+            kept[node] = Kept(
+                None, f"unneeded, but --max-drain-parallelism ({drain_budget}) is used up"
+            )
             continue
         drains += bool(entry["moves"])
         chosen.append(node)
@@ -681,37 +711,9 @@ def _apply_scale_down(sim: Sim, plan: dict[str, Any], results: dict[str, Any]) -
     }
 
 
-# CA's UnremovableReason (simulator/cluster.go) for each reason text drasnap gives a kept node,
-# by the text's start.
-_UNREMOVABLE = (
-    ("not in an autoscaled node group", "NotAutoscaled"),
-    ("scale-down disabled by annotation", "ScaleDownDisabledAnnotation"),
-    ("being deleted", "CurrentlyBeingDeleted"),
-    ("node group ", "NodeGroupMinSizeReached"),
-    ("utilization not known", "UnexpectedError"),
-    ("not underutilized", "NotUnderutilized"),
-)
-# Unneeded nodes this loop leaves for a later one (the budgets, the planner's
-# unneededNodesLimit) are not unremovable in CA's status: they have no UnremovableReason.
-_NOT_UNREMOVABLE = ("unneeded, but ", "not simulated: ")
-
-
-def unremovable_reason(reason: str | None) -> str | None:
-    """The cluster-autoscaler's UnremovableReason name for a kept node's reason (None for a
-    node removed, or unneeded but left for a later loop)."""
-    if reason is None or reason.startswith(_NOT_UNREMOVABLE):
-        return None
-    for start, name in _UNREMOVABLE:
-        if reason.startswith(start):
-            return name
-    if reason.startswith("pod "):
-        return "BlockedByPod" if " blocks its removal: " in reason else "NoPlaceToMovePods"
-    return "NotUnneededOtherReason"
-
-
 def _try_remove(
     sim: Sim, node: str, existing: set[str], cursor: int, rules: dict[str, bool]
-) -> tuple[list[tuple[str, str]] | str, int]:
+) -> tuple[list[tuple[str, str]] | Kept, int]:
     """Simulate removing ``node`` (``simulator/cluster.go``, SimulateNodeRemoval): its pods
     that must move, each placed on the other existing nodes left (round robin, as CA's
     scheduling simulations); on success the removal persists. Returns (pod key, node) for each
@@ -720,7 +722,8 @@ def _try_remove(
     pods = drain(cs.pods_on_node(node), **rules)
     if pods.blocked is not None:
         key, message = pods.blocked
-        return f"pod {key} blocks its removal: {message}", cursor
+        blocked = Kept(UnremovableReason.BlockedByPod, f"pod {key} blocks its removal: {message}")
+        return blocked, cursor
     sim.fork(f"remove node {node}")
     order = [n for n in cs.node_names() if n in existing]
     unbound = [cs.unschedule_pod(namespace_or_default(p), name_of(p)) for p in pods.move]
@@ -733,7 +736,8 @@ def _try_remove(
         if where is None:
             why = _why(cs, pod, others)
             sim.revert()
-            return f"pod {key_of(pod)} cannot move to another node: {why}", start
+            text = f"pod {key_of(pod)} cannot move to another node: {why}"
+            return Kept(UnremovableReason.NoPlaceToMovePods, text), start
         moves.append((key_of(pod), where))
     sim.commit()
     existing.discard(node)

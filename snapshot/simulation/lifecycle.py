@@ -23,7 +23,7 @@ from drasnap.snapshot.simulation.inputs import Cluster
 from drasnap.snapshot.simulation.plan import SIM_KIND
 from drasnap.snapshot.simulation.record import Outcome
 from drasnap.snapshot.simulation.runner import prepare, simulate
-from drasnap.snapshot.simulation.runs import find_run, fresh_name, newest_unfinished
+from drasnap.snapshot.simulation.runs import RunStatus, find_run, fresh_name, newest_unfinished
 from drasnap.snapshot.simulation.settings import Report, Settings, StopRequest
 from drasnap.store import Store, StoreLockedError
 
@@ -85,7 +85,7 @@ class RunSession:
         else:
             assert name is not None
             existing = find_run(db, name)
-            if existing is None or existing.status == "empty":
+            if existing is None or existing.status == RunStatus.EMPTY:
                 self._start()
         self.name: str = name
         self._store: Store | None = None
