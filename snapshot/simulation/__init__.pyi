@@ -1,7 +1,7 @@
 """Public names (loaded lazily by __init__.py; mypy reads this)."""
 
 from . import generated
-from .autoscale import decisions_so_far
+from .autoscale.records import decisions_so_far
 from .autoscale_config import files_digest
 from .comparison import COMPARE_COLUMNS, compare_cell
 from .explain import explain_pod_devices

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from drasnap.snapshot.simulation import autoscale, autoscale_config, scale_down, scale_up
+from drasnap.snapshot.simulation import autoscale_config, scale_down, scale_up
+from drasnap.snapshot.simulation.autoscale import loop, records
 from drasnap.snapshot.simulation.inputs import Cluster
 from drasnap.snapshot.simulation.plans import (
     AutoscalePlan,
     Plan,
     ScaleDownPlan,
     ScaleUpPlan,
+    plan_of,
 )
 from drasnap.snapshot.simulation.record import Sim
 from drasnap.snapshot.simulation.settings import Settings
@@ -92,15 +94,15 @@ class Autoscale:
         return autoscale_config.configure(start, settings)
 
     def setup(self, sim: Sim, start: Cluster, settings: Settings) -> AutoscalePlan:
-        return autoscale.setup(sim, start, settings.record())
+        return loop.setup(sim, start, settings.record())
 
     def run(self, sim: Sim, plan: AutoscalePlan) -> dict[str, Any]:
-        return autoscale.run(sim, plan)
+        return loop.run(sim, plan)
 
     def result(self, sim: Sim, results: dict[str, Any]) -> dict[str, Any]:
-        plan = sim.plan()
-        assert plan is not None  # a result is asked for after the setup stored the plan
-        found = autoscale.decisions(sim.store, plan)
+        plan = plan_of(sim.plan() or {})
+        assert isinstance(plan, AutoscalePlan)  # the result of the run this plan set up
+        found = records.decisions(sim.store, plan)
         del found["pending"]
         return found
 

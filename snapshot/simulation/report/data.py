@@ -21,7 +21,7 @@ from drasnap.snapshot.history.allocations import allocation_history, summarize_c
 from drasnap.snapshot.history.pod_failures import POD_FAILURE_KIND, PodFailure
 from drasnap.snapshot.k8s.kinds import CLAIM_KIND, SLICE_KIND
 from drasnap.snapshot.scheduling import NodeResult
-from drasnap.snapshot.simulation.autoscale import decisions_so_far
+from drasnap.snapshot.simulation.autoscale.records import decisions_so_far
 from drasnap.snapshot.simulation.plan import PLAN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.runs import RunInfo, RunStatus, find_run
 from drasnap.store import Fate, Journal, MemoryStore, Store, open_state

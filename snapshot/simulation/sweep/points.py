@@ -21,7 +21,7 @@ from typing import Any
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import ScenarioError, SweepFileError, UtilizationError
 from drasnap.snapshot.k8s.features import resolve_feature_gates
-from drasnap.snapshot.simulation.autoscale import decisions_so_far
+from drasnap.snapshot.simulation.autoscale.records import decisions_so_far
 from drasnap.snapshot.simulation.lifecycle import RunSession
 from drasnap.snapshot.simulation.plan import PLAN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.runner import prepare

@@ -16,7 +16,7 @@ from drasnap.snapshot.autoscaler.status import UnremovableReason as Reason
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.history.pod_failures import POD_FAILURE_KIND, PodFailure
 from drasnap.snapshot.simulation import generated
-from drasnap.snapshot.simulation.autoscale import SCALE_DOWN_DISABLED, TO_BE_DELETED
+from drasnap.snapshot.simulation.autoscale.scale_down import SCALE_DOWN_DISABLED, TO_BE_DELETED
 from drasnap.snapshot.simulation.runner import prepare, simulate
 from drasnap.store import Store
 from drasnap.store.sql_query import query
