@@ -6,7 +6,7 @@ from .autoscale_config import files_digest
 from .comparison import COMPARE_COLUMNS, compare_cell
 from .explain import explain_pod_devices
 from .export import write_state
-from .inputs import Cluster, source_digest
+from .inputs import StartingObjects, source_digest
 from .lifecycle import RunSession
 from .plan import PLAN_KEY, RUN_KEY, SIM_KIND
 from .record import Outcome
@@ -26,7 +26,7 @@ from .settings import (
     LIMITS,
     NO_DRA_SIZES,
     SCENARIOS,
-    Report,
+    ProgressCallback,
     Settings,
     StopRequest,
     refused_settings,
@@ -49,22 +49,22 @@ from .sweep import (
 __all__ = [
     "CA_FLAGS",
     "COMPARE_COLUMNS",
-    "Cluster",
     "DEVICES",
     "LIMITS",
     "NO_DRA_SIZES",
-    "Outcome",
     "PLAN_KEY",
+    "RUN_KEY",
+    "SCENARIOS",
+    "SIM_KIND",
+    "Outcome",
     "Point",
     "PointResult",
-    "RUN_KEY",
-    "Report",
+    "ProgressCallback",
     "RunInfo",
     "RunSession",
     "RunStatus",
-    "SCENARIOS",
-    "SIM_KIND",
     "Settings",
+    "StartingObjects",
     "StopRequest",
     "Sweep",
     "SweepFileError",

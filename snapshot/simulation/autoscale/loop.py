@@ -16,13 +16,13 @@ from drasnap.snapshot.simulation.autoscale.records import (
     IGNORED_KEY,
     WARNINGS_KEY,
 )
-from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup, group_of
+from drasnap.snapshot.simulation.inputs import NodeGroup, StartingObjects, group_of
 from drasnap.snapshot.simulation.plans import AutoscalePlan
-from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.record import RunContext
 from drasnap.snapshot.simulation.scale_up import GROUP_KIND, PENDING_KIND
 
 
-def setup(sim: Sim, cluster: Cluster, settings: dict[str, Any]) -> AutoscalePlan:
+def setup(sim: RunContext, cluster: StartingObjects, settings: dict[str, Any]) -> AutoscalePlan:
     """Write the starting state; returns the run's plan."""
     cutoff = int(settings.get("expendable_pods_priority_cutoff", -10))
     warnings: list[str] = []
@@ -97,7 +97,7 @@ def setup(sim: Sim, cluster: Cluster, settings: dict[str, Any]) -> AutoscalePlan
     )
 
 
-def run(sim: Sim, plan: AutoscalePlan) -> dict[str, Any]:
+def run(sim: RunContext, plan: AutoscalePlan) -> dict[str, Any]:
     """Run (or go on with) the steps; returns the run record's results (the decisions are in
     the store: :func:`.records.decisions`)."""
     store = sim.store

@@ -15,17 +15,17 @@ from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.scheduling.fit_error import FitError
 from drasnap.snapshot.simulation.autoscale.records import CURSOR_KEY, DECISION_KIND
 from drasnap.snapshot.simulation.plans import AutoscalePlan
-from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.record import RunContext
 from drasnap.snapshot.simulation.scale_up import PENDING_KIND
 
 
-def still_pending(sim: Sim, plan: AutoscalePlan) -> list[KubeObject]:
+def still_pending(sim: RunContext, plan: AutoscalePlan) -> list[KubeObject]:
     """The pods still pending, in plan order."""
     found = (sim.store.get(PENDING_KIND, key) for key in plan.pending)
     return [pod for pod in found if pod is not None]
 
 
-def place_on_existing(sim: Sim, plan: AutoscalePlan) -> int:
+def place_on_existing(sim: RunContext, plan: AutoscalePlan) -> int:
     """Place what fits on the existing nodes (``core/podlistprocessor/filter_out_schedulable.go``,
     filterOutSchedulableByPacking): pods by priority, highest first, each on the first node
     that fits starting one past the node that took the previous pod (:func:`round_robin`).

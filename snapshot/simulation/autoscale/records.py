@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.plans import AutoscalePlan, plan_of
-from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.record import RunContext
 from drasnap.snapshot.simulation.scale_up import PENDING_KIND
 
 DECISION_KIND = "AutoscaleDecision"  # keys: pod/<ns>/<name>, estimate/<group>, node/<name>
@@ -77,6 +77,6 @@ def decisions_so_far(store: _Reader) -> dict[str, Any] | None:
     return {"step": run.get("step"), "steps": plan.steps, **decisions(store, plan)}
 
 
-def warn(sim: Sim, text: str) -> None:
+def warn(sim: RunContext, text: str) -> None:
     warnings = sim.store.get(DECISION_KIND, WARNINGS_KEY) or []
     sim.store.put(DECISION_KIND, WARNINGS_KEY, [*warnings, text])

@@ -19,7 +19,7 @@ from drasnap.snapshot.simulation.autoscale.records import CURSOR_KEY, DECISION_K
 from drasnap.snapshot.simulation.autoscale.scale_up import group_size
 from drasnap.snapshot.simulation.inputs import NodeGroup
 from drasnap.snapshot.simulation.plans import AutoscalePlan
-from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.record import RunContext
 
 TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler"
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
@@ -44,7 +44,9 @@ class Kept:
     text: str
 
 
-def _eligibility(sim: Sim, plan: AutoscalePlan, groups: list[NodeGroup]) -> dict[str, Kept | None]:
+def _eligibility(
+    sim: RunContext, plan: AutoscalePlan, groups: list[NodeGroup]
+) -> dict[str, Kept | None]:
     """Why each candidate is no candidate, or None: measured once, before any removal is
     simulated (``core/scaledown/eligibility/eligibility.go``, ``FilterOutUnremovable``;
     the planner's ``categorizeNodes`` calls it first). A node at exactly the threshold is a
@@ -85,7 +87,7 @@ def _eligibility(sim: Sim, plan: AutoscalePlan, groups: list[NodeGroup]) -> dict
 
 
 def simulate(
-    sim: Sim, plan: AutoscalePlan, groups: list[NodeGroup], results: dict[str, Any]
+    sim: RunContext, plan: AutoscalePlan, groups: list[NodeGroup], results: dict[str, Any]
 ) -> dict[str, Any]:
     """The planner's ``categorizeNodes`` (``core/scaledown/planner/planner.go``), then
     ``NodesToDelete`` and the budgets: which nodes this loop deletes. Every candidate's removal
@@ -192,7 +194,7 @@ def _nodes_to_delete(
     return chosen
 
 
-def apply(sim: Sim, plan: AutoscalePlan, results: dict[str, Any]) -> dict[str, Any]:
+def apply(sim: RunContext, plan: AutoscalePlan, results: dict[str, Any]) -> dict[str, Any]:
     """Remove the nodes the previous step chose, their pods where the simulation put them."""
     cs = sim.cluster
     record = sim.store.get(DECISION_KIND, SCALE_DOWN_KEY) or {"unneeded": [], "removed": []}
@@ -224,7 +226,7 @@ def apply(sim: Sim, plan: AutoscalePlan, results: dict[str, Any]) -> dict[str, A
 
 
 def _try_remove(
-    sim: Sim, node: str, existing: set[str], cursor: int, rules: dict[str, bool]
+    sim: RunContext, node: str, existing: set[str], cursor: int, rules: dict[str, bool]
 ) -> tuple[list[tuple[str, str]] | Kept, int]:
     """Simulate removing ``node`` (``simulator/cluster.go``, SimulateNodeRemoval): its pods
     that must move, each placed on the other existing nodes left (round robin, as CA's

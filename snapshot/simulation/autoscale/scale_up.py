@@ -25,7 +25,7 @@ from drasnap.snapshot.simulation.autoscale.records import DECISION_KIND, SCALE_U
 from drasnap.snapshot.simulation.failures import record_unschedulable
 from drasnap.snapshot.simulation.inputs import NodeGroup, instantiate
 from drasnap.snapshot.simulation.plans import AutoscalePlan
-from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.record import RunContext
 from drasnap.snapshot.simulation.scale_up import PENDING_KIND
 
 
@@ -61,7 +61,7 @@ def _run_estimator(
 
 
 def estimate_group(
-    sim: Sim, plan: AutoscalePlan, group: NodeGroup, results: dict[str, Any]
+    sim: RunContext, plan: AutoscalePlan, group: NodeGroup, results: dict[str, Any]
 ) -> None:
     cs = sim.cluster
     pending = still_pending(sim, plan)
@@ -97,7 +97,7 @@ def estimate_group(
 
 
 def expand(
-    sim: Sim, plan: AutoscalePlan, groups: list[NodeGroup], results: dict[str, Any]
+    sim: RunContext, plan: AutoscalePlan, groups: list[NodeGroup], results: dict[str, Any]
 ) -> dict[str, Any]:
     cs = sim.cluster
     store = sim.store
