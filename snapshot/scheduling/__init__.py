@@ -92,6 +92,12 @@ from drasnap.snapshot.scheduling.view import (
 )
 
 __all__ = [
+    "CANNOT_ALLOCATE_ALL_CLAIMS",
+    "CLAIM_IN_USE",
+    "CLAIM_NOT_AVAILABLE_ON_NODE",
+    "NAMESPACE_NAME_LABEL",
+    "NO_NODES_MESSAGE",
+    "SKIP",
     "ClusterView",
     "DraBackend",
     "DraFilter",
@@ -121,12 +127,6 @@ __all__ = [
     "Skip",
     "StaticCluster",
     "TaintToleration",
-    "CANNOT_ALLOCATE_ALL_CLAIMS",
-    "CLAIM_IN_USE",
-    "CLAIM_NOT_AVAILABLE_ON_NODE",
-    "NAMESPACE_NAME_LABEL",
-    "NO_NODES_MESSAGE",
-    "SKIP",
     "available_on",
     "compute_pod_requests",
     "default_plugins",
