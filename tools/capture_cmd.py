@@ -3,36 +3,25 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import cluster_options, json_option
+from drasnap.tools.options import (
+    cluster_options,
+    json_option,
+    output_dir,
+    output_dir_option,
+    page_size_option,
+    redact_option,
+)
 from drasnap.tools.output import echo_json
 
 
 @click.command(name="capture")
 @cluster_options("Capture")
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    metavar="DIR",
-    help="The folder to write (must not exist, or be empty).",
-)
-@click.option(
-    "--page-size",
-    type=click.IntRange(1, 10000),
-    default=500,
-    show_default=True,
-    help="Objects per list request (limit/continue paging).",
-)
-@click.option(
-    "--redact",
-    is_flag=True,
-    help="Replace names by stable pseudonyms; the "
-    "translation table is written beside DIR as DIR.redaction.json.",
-)
+@output_dir_option
+@page_size_option("Objects per list request (limit/continue paging).")
+@redact_option
 @json_option
 def capture_cmd(
     kubeconfig: str | None,
@@ -67,12 +56,7 @@ def capture_cmd(
         write_capture,
     )
 
-    target = Path(output)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise CommandError(f"{output} exists and is not an empty folder: give a new one with -o")
-    table_path = target.parent / f"{target.name}.redaction.json"
-    if redact and table_path.exists():
-        raise CommandError(f"{table_path} exists: move it away or give another -o")
+    target, table_path = output_dir(output, redact)
     client, server = connect(kubeconfig, context)
     progress = CaptureProgress() if sys.stderr.isatty() and not as_json else None
     try:
@@ -103,9 +87,7 @@ def capture_cmd(
         result, target, manifest=manifest, transform=redactor.redact if redactor else None
     )
     if redactor is not None:
-        import orjson
-
-        table_path.write_bytes(orjson.dumps(redactor.table(), option=orjson.OPT_INDENT_2))
+        redactor.write_table(table_path)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     for warning in redactor.warnings if redactor else ():

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from drasnap.snapshot.simulation import COMPARE_COLUMNS, compare_cell
 from drasnap.tools.options import DEFAULT_DB, database, json_option
-from drasnap.tools.output import echo_json, render_table
+from drasnap.tools.output import count_line, echo_json, render_table
 
 _REASON_WIDTH = 80
 
@@ -83,7 +83,7 @@ def compare_cmd(
         return
     table = [[compare_cell(c, r[c], _REASON_WIDTH) for c in columns] for r in flat]
     click.echo(render_table(columns, table))
-    click.echo(f"({len(rows)} run{'s' if len(rows) != 1 else ''})", err=True)
+    click.echo(count_line(len(rows), "run"), err=True)
 
 
 def _flat(row: dict[str, Any], settings: list[str]) -> dict[str, Any]:

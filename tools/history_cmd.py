@@ -8,7 +8,7 @@ import click
 from drasnap.store import Fate
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import database, json_option, name_option, store_to_read
-from drasnap.tools.output import TABLE_WIDTH, clock, echo_json, iso, render_table
+from drasnap.tools.output import TABLE_WIDTH, clock, count_line, echo_json, iso, render_table
 
 if TYPE_CHECKING:
     from drasnap.snapshot import AllocatedDevice, AllocationEvent
@@ -125,7 +125,7 @@ def history_cmd(
     click.echo(render_table(headers, rows, width=TABLE_WIDTH, wrap=wrap))
     days = sorted({iso(e.ts)[:10] for e in events})
     on = f", times UTC on {' to '.join(days[:: max(len(days) - 1, 1)])}" if days else ""
-    click.echo(f"({len(events)} event{'s' if len(events) != 1 else ''}{on})", err=True)
+    click.echo(count_line(len(events), "event", on), err=True)
     if len(drivers) == 1:
         click.echo(
             f"(devices of driver {drivers[0]}, as POOL/DEVICE, or DEVICE where the pool is the "

@@ -5,16 +5,21 @@
 - ``--name``: the named store (a run) inside it; when a read command is given none, the
   database's newest run is read (:func:`snapshot.simulation.runs.choose_store` says which, on
   stderr);
-- ``--json``: one JSON document on stdout instead of a table.
+- ``--json``: one JSON document on stdout instead of a table;
+- ``-o/--output DIR`` and ``--redact``: the new folder a command writes kubectl List files to,
+  names replaced by pseudonyms whose table is written beside it (capture, export), and
+  ``--page-size`` for the commands that list a live cluster (capture, record).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from drasnap.tools.errors import CommandError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,6 +69,44 @@ at_option = click.option(
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON document instead of a table."
 )
+
+output_dir_option = click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="DIR",
+    help="The folder to write (must not exist, or be empty).",
+)
+redact_option = click.option(
+    "--redact",
+    is_flag=True,
+    help="Replace names by stable pseudonyms; the "
+    "translation table is written beside DIR as DIR.redaction.json.",
+)
+
+
+def output_dir(output: str, redact: bool) -> tuple[Path, Path]:
+    """The folder ``-o`` names and the redaction table's path beside it (``DIR.redaction.json``);
+    refused when the folder exists and is not empty, or, with ``--redact``, the table exists
+    (neither is ever overwritten)."""
+    target = Path(output)
+    table_path = target.parent / f"{target.name}.redaction.json"
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise CommandError(f"{output} exists and is not an empty folder: give a new one with -o")
+    if redact and table_path.exists():
+        raise CommandError(f"{table_path} exists: move it away or give another -o")
+    return target, table_path
+
+
+def page_size_option(help: str) -> Callable[[F], F]:
+    """``--page-size N``: objects per list request to a live cluster."""
+    return click.option(
+        "--page-size",
+        type=click.IntRange(1, 10000),
+        default=500,
+        show_default=True,
+        help=help,
+    )
 
 
 def cluster_options(verb: str) -> Callable[[F], F]:

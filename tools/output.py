@@ -49,6 +49,12 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+def count_line(n: int, noun: str, note: str = "") -> str:
+    """The count a listing prints after its table (to stderr, so a pipe gets the rows only):
+    ``(1 run)``, ``(3 runs)``; ``note`` goes inside the brackets after the count."""
+    return f"({n} {noun}{'s' if n != 1 else ''}{note})"
+
+
 def clock(ts: float) -> str:
     """The UTC time of day with milliseconds, for tables whose rows share a day."""
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%H:%M:%S.%f")[:-3]

@@ -6,7 +6,7 @@ import csv
 
 import click
 from drasnap.tools.options import DEFAULT_DB, json_option, resolve_db
-from drasnap.tools.output import cell, echo_json, render_table
+from drasnap.tools.output import cell, count_line, echo_json, render_table
 
 
 @click.command(name="query")
@@ -63,7 +63,7 @@ def query_cmd(
         writer.writerows([cell(v) for v in row] for row in result.rows)
     else:
         click.echo(render_table(result.columns, result.rows))
-        click.echo(f"({len(result.rows)} row{'s' if len(result.rows) != 1 else ''})", err=True)
+        click.echo(count_line(len(result.rows), "row"), err=True)
 
 
 class _ClickWriter:

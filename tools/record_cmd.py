@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import cluster_options, json_option
+from drasnap.tools.options import cluster_options, json_option, page_size_option
 from drasnap.tools.output import echo_json, program
 
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -44,13 +44,7 @@ def parse_duration(value: str) -> float:
     help="Continue the recording NAME from the last "
     "resourceVersion it holds (start it when there is none).",
 )
-@click.option(
-    "--page-size",
-    type=click.IntRange(1, 10000),
-    default=500,
-    show_default=True,
-    help="Objects per list request.",
-)
+@page_size_option("Objects per list request.")
 @click.option(
     "--checkpoint-every",
     type=click.FloatRange(0, 86400),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import DEFAULT_DB, database, json_option, name_option_with
-from drasnap.tools.output import echo_json, iso, render_table
+from drasnap.tools.output import count_line, echo_json, iso, render_table
 
 if TYPE_CHECKING:
     from drasnap.snapshot.simulation import RunInfo
@@ -54,7 +54,7 @@ def runs_cmd(db: str | None, as_json: bool) -> None:
     ]
     headers = ("name", "scenario", "settings", "started", "status", "result", "state digest")
     click.echo(render_table(headers, rows))
-    click.echo(f"({len(runs)} run{'s' if len(runs) != 1 else ''})", err=True)
+    click.echo(count_line(len(runs), "run"), err=True)
 
 
 @click.command(name="drop")

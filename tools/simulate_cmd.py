@@ -33,6 +33,7 @@ from drasnap.snapshot import (
 from drasnap.snapshot.simulation import (
     CA_FLAGS,
     DEVICES,
+    EXPANDERS,
     LIMITS,
     NO_DRA_SIZES,
     Settings,
@@ -173,9 +174,8 @@ def _ca_flag_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "--expander",
     default="least-waste",
     show_default=True,
-    help="autoscale: how a node group is chosen: least-waste, most-pods, least-nodes, priority, "
-    "random "
-    "(the run's seed), or a comma-separated chain, as the cluster-autoscaler's --expander.",
+    help=f"autoscale: how a node group is chosen: {', '.join(EXPANDERS)}, or a comma-separated "
+    "chain, as the cluster-autoscaler's --expander (random draws from the run's seed).",
 )
 @click.option(
     "--expander-priorities",

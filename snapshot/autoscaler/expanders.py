@@ -1,9 +1,9 @@
 """Expanders: which node group a scale-up grows, among the groups that can help.
 
-Upstream: ``cluster-autoscaler/expander`` (``waste``, ``mostpods``, ``priority``, ``random``)
-and the expander factory, which chains the ``--expander`` names given (``priority,least-waste``)
-and breaks what ties remain at random. ``random`` here draws from the run's seed, so a run is
-repeatable.
+Upstream: ``cluster-autoscaler/expander`` (``waste``, ``mostpods``, ``leastnodes``, ``priority``,
+``random``) and the expander factory, which chains the ``--expander`` names given
+(``priority,least-waste``) and breaks what ties remain at random. ``random`` here draws from
+the run's seed, so a run is repeatable.
 
 The chain runs each expander in turn, even on a single option, and stops at the first that
 leaves exactly one (``factory/chain.go``); an expander may leave none (least-nodes), and the
@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from drasnap.snapshot.autoscaler.expander_names import EXPANDERS
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.k8s.quantity import quantity_value
 from drasnap.snapshot.scheduling import compute_pod_requests, node_allocatable_requests
@@ -122,7 +123,7 @@ def _random(options: list[Option], rng: random.Random) -> list[Option]:
 
 Strategy = Callable[[list[Option], random.Random, Mapping[int, Sequence[str]]], list[Option]]
 
-#: Each expander by its ``--expander`` name: the options it keeps.
+#: Each expander by its ``--expander`` name (``EXPANDERS``, in that order): the options it keeps.
 STRATEGIES: dict[str, Strategy] = {
     "least-waste": lambda options, _rng, _prio: _least_waste(options),
     "most-pods": lambda options, _rng, _prio: _most_pods(options),
@@ -130,7 +131,6 @@ STRATEGIES: dict[str, Strategy] = {
     "priority": lambda options, _rng, prio: _priority(options, prio),
     "random": lambda options, rng, _prio: _random(options, rng),
 }
-EXPANDERS = tuple(STRATEGIES)
 
 
 def choose(

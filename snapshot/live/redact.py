@@ -24,7 +24,10 @@ import hashlib
 import hmac
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
+
+import orjson
 
 __all__ = ["Redactor"]
 
@@ -63,6 +66,10 @@ class Redactor:
     def table(self) -> dict[str, str]:
         """pseudonym -> original, sorted by pseudonym."""
         return dict(sorted(self._table.items()))
+
+    def write_table(self, path: Path) -> None:
+        """Write :meth:`table` to ``path`` as indented JSON (beside the capture, never in it)."""
+        path.write_bytes(orjson.dumps(self.table(), option=orjson.OPT_INDENT_2))
 
     def name(self, what: str, original: str) -> str:
         if not original:

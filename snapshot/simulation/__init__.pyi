@@ -23,6 +23,7 @@ from .runs import (
 from .settings import (
     CA_FLAGS,
     DEVICES,
+    EXPANDERS,
     LIMITS,
     NO_DRA_SIZES,
     SCENARIOS,
@@ -50,6 +51,7 @@ __all__ = [
     "CA_FLAGS",
     "COMPARE_COLUMNS",
     "DEVICES",
+    "EXPANDERS",
     "LIMITS",
     "NO_DRA_SIZES",
     "PLAN_KEY",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from drasnap.snapshot.autoscaler.expander_names import EXPANDERS
 from drasnap.snapshot.errors import ScenarioError
 from drasnap.snapshot.k8s.features import resolve_feature_gates
 from drasnap.snapshot.simulation.plans import PLANS
@@ -16,6 +17,7 @@ from drasnap.snapshot.simulation.plans import PLANS
 __all__ = [
     "CA_FLAGS",
     "DEVICES",
+    "EXPANDERS",
     "LIMITS",
     "NO_DRA_SIZES",
     "SCENARIOS",
@@ -284,8 +286,6 @@ class Settings:
         low, high = LIMITS["seed"]
         if not low <= self.seed <= high:
             raise ScenarioError(f"--seed must be between {low} and {high:,}, got {self.seed}")
-        from drasnap.snapshot.autoscaler.expanders import EXPANDERS
-
         names = self.expander.split(",")
         for name in names:
             if name not in EXPANDERS:

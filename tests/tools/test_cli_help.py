@@ -31,3 +31,20 @@ def test_the_listing_imports_no_command_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_simulates_options_name_the_expanders_without_loading_them() -> None:
+    # The --expander help lists the expanders' names from a module of their own: loading the
+    # expanders would load the scheduler before the command line is even parsed.
+    code = (
+        "import sys\n"
+        "from drasnap.tools.cli import main\n"
+        "sys.argv = ['drasnap', 'simulate', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in sys.modules if m.startswith(("
+        "'drasnap.snapshot.autoscaler.expanders', 'drasnap.snapshot.scheduling'))]\n"
+        "print(repr(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "least-waste, most-pods, least-nodes, priority, random" in " ".join(out.stdout.split())
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -126,3 +126,12 @@ def test_a_taint_rules_pool_takes_the_slices_pseudonym() -> None:
     redacted = redactor.redact("DeviceTaintRule", rule)["spec"]["deviceSelector"]
     assert redacted == {"driver": "gpu.example.com", "pool": pool, "device": "gpu-0"}
     assert pool != "n1"
+
+
+def test_the_table_is_written_as_indented_json(tmp_path: Path) -> None:
+    redactor = Redactor()
+    pseudonym = redactor.name("node", "node-7")
+    redactor.write_table(tmp_path / "t.json")
+    text = (tmp_path / "t.json").read_text()
+    assert json.loads(text) == redactor.table() == {pseudonym: "node-7"}
+    assert text == f'{{\n  "{pseudonym}": "node-7"\n}}'
