@@ -14,7 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["is_full", "is_unwritable", "full_message", "size_text", "unwritable_message"]
+__all__ = ["full_message", "is_full", "is_unwritable", "size_text", "unwritable_message"]
 
 _FULL = "database or disk is full"
 _UNWRITABLE = ("unable to open database file", "attempt to write a readonly database")

@@ -92,10 +92,6 @@ def _flat(row: dict[str, Any], settings: list[str]) -> dict[str, Any]:
     return out
 
 
-def _csv(value: Any) -> Any:
-    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
-
-
 def _key(value: Any) -> tuple[int, Any]:
     if value is None:
         return (2, "")

@@ -35,7 +35,8 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """A ``snapshot.simulation.Report`` drawn on ``stream``; ``close()`` ends the bar's line."""
+    """A ``snapshot.simulation.ProgressCallback`` drawn on ``stream``; ``close()`` ends the
+    bar's line."""
 
     def __init__(
         self,

@@ -21,49 +21,51 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Final
 
 __all__ = [
-    "BACKOFF",
     "MAX_SIZE_REACHED",
     "MAX_TOTAL_NODES_REACHED",
     "NOT_READY",
     "NOT_TRIGGER_SCALE_UP",
-    "UNREMOVABLE_REASONS",
+    "UnremovableReason",
     "not_trigger_scale_up",
     "reasons_message",
 ]
 
 NOT_TRIGGER_SCALE_UP: Final = "pod didn't trigger scale-up: "
 # skippedreasons.go
-BACKOFF: Final = "in backoff after failed scale-up"
 MAX_SIZE_REACHED: Final = "max node group size reached"
 NOT_READY: Final = "not ready for scale-up"
 # eventing_scale_up_processor.go, ReasonsMessage with ScaleUpLimitedByMaxNodesTotal
 MAX_TOTAL_NODES_REACHED: Final = "max total nodes in cluster reached"
 
-# simulator/cluster.go, UnremovableReason.String(), in its declaration order.
-UNREMOVABLE_REASONS: Final = (
-    "NoReason",
-    "ScaleDownDisabledAnnotation",
-    "ScaleDownUnreadyDisabled",
-    "NotAutoscaled",
-    "NotUnneededLongEnough",
-    "NotUnreadyLongEnough",
-    "NodeGroupMinSizeReached",
-    "NodeGroupMaxDeletionCountReached",
-    "AtomicScaleDownFailed",
-    "MinimalResourceLimitExceeded",
-    "CurrentlyBeingDeleted",
-    "NotUnderutilized",
-    "NotUnneededOtherReason",
-    "RecentlyUnremovable",
-    "NoPlaceToMovePods",
-    "BlockedByPod",
-    "UnexpectedError",
-    "NoNodeInfo",
-    "BlockedByOnCompletionPod",
-)
+
+class UnremovableReason(StrEnum):
+    """Why the cluster-autoscaler keeps a node (``simulator/cluster.go``, ``UnremovableReason``):
+    its constants in their declaration order, each equal to its name as ``String()`` gives it,
+    which CA's status and metrics report."""
+
+    NoReason = "NoReason"
+    ScaleDownDisabledAnnotation = "ScaleDownDisabledAnnotation"
+    ScaleDownUnreadyDisabled = "ScaleDownUnreadyDisabled"
+    NotAutoscaled = "NotAutoscaled"
+    NotUnneededLongEnough = "NotUnneededLongEnough"
+    NotUnreadyLongEnough = "NotUnreadyLongEnough"
+    NodeGroupMinSizeReached = "NodeGroupMinSizeReached"
+    NodeGroupMaxDeletionCountReached = "NodeGroupMaxDeletionCountReached"
+    AtomicScaleDownFailed = "AtomicScaleDownFailed"
+    MinimalResourceLimitExceeded = "MinimalResourceLimitExceeded"
+    CurrentlyBeingDeleted = "CurrentlyBeingDeleted"
+    NotUnderutilized = "NotUnderutilized"
+    NotUnneededOtherReason = "NotUnneededOtherReason"
+    RecentlyUnremovable = "RecentlyUnremovable"
+    NoPlaceToMovePods = "NoPlaceToMovePods"
+    BlockedByPod = "BlockedByPod"
+    UnexpectedError = "UnexpectedError"
+    NoNodeInfo = "NoNodeInfo"
+    BlockedByOnCompletionPod = "BlockedByOnCompletionPod"
 
 
 def reasons_message(

@@ -87,7 +87,6 @@ from drasnap.snapshot.scheduling import (
     available_on,
     default_plugins,
     dra_extended_resource_classes,
-    node_allocatable_requests,
     pod_facts,
     share_pod_facts,
 )
@@ -220,10 +219,6 @@ class ClusterSnapshot(Closing):
 
     def pod_count(self) -> int:
         return self._store.count(POD_KIND)
-
-    def free_resources(self, node: KubeObject) -> Requests:
-        """What the node offers minus what the pods on it request."""
-        return node_allocatable_requests(node) - self._pods.requested.get(name_of(node), _NOTHING)
 
     # -- the filters' ClusterView --------------------------------------------------------------
 

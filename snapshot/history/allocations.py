@@ -224,7 +224,9 @@ def allocation_history(
     dropped = journal.dropped_at({w.layer for w in writes if w.layer})
     found = _changes(writes, dropped, node, device)
     if fate is not None:  # reverted <=> dropped: a first cut before the layers are read
-        found = [c for c in found if (dropped.get(c[0].layer) is not None) == (fate == "reverted")]
+        found = [
+            c for c in found if (dropped.get(c[0].layer) is not None) == (fate == Fate.REVERTED)
+        ]
     layers = journal.layers({w.layer for w, _, _ in found if w.layer})
     events = [_event(w, event, _allocation(raw), layers.get(w.layer)) for w, event, raw in found]
     return [e for e in events if fate is None or e.fate == fate]

@@ -1,18 +1,20 @@
 """The snapshot's SQL views, for people who debug with plain ``sqlite3``, ``psql`` or
-``drasnap query``: ``allocation_events`` (:mod:`snapshot.history.allocations` in SQL) and
-``pod_failures`` (the records of :mod:`snapshot.history.pod_failures`).
+``drasnap query``: ``allocation_events`` (:mod:`snapshot.history.allocations` in SQL),
+``pod_failures`` (the records of :mod:`snapshot.history.pod_failures`) and
+``autoscale_nodes`` (an autoscale run's scale-down decision for each node).
 
 The one place the snapshot writes SQL. ``allocation_events`` reads the store's ``journal`` table and
 ``layer_history`` view (documented in ``store/tables.py`` and ``docs/sql.md``) and the
-ResourceClaim JSON the snapshot stores, which the store must not know. It is registered with
-the store (:func:`store.register_view`) when the package is imported, so every store opened for
-writing by a process using the snapshot holds it. ``tests/migrations/test_views.py`` proves it
-gives the same events as :func:`snapshot.history.allocations.allocation_history`.
+ResourceClaim JSON the snapshot stores, which the store must not know. Each view is registered
+with the store (:func:`store.register_view`) when the package is imported, so every store
+opened for writing by a process using the snapshot holds them. ``tests/migrations/test_views.py``
+proves ``allocation_events`` gives the same events as
+:func:`snapshot.history.allocations.allocation_history`.
 
-Columns: ``seq``, ``time`` (ISO-8601 UTC text, as ``drasnap history`` prints it) and
-``time_epoch`` (seconds since the epoch), ``store_id``, ``store``, ``layer``, ``label``,
-``depth``, ``fate``, ``event``, ``claim``, ``claim_namespace``, ``claim_name``, ``request``,
-``driver``, ``pool``, ``device``, ``node`` (see docs/sql.md).
+``allocation_events``' columns: ``seq``, ``time`` (ISO-8601 UTC text, as ``drasnap history``
+prints it) and ``time_epoch`` (seconds since the epoch), ``store_id``, ``store``, ``layer``,
+``label``, ``depth``, ``fate``, ``event``, ``claim``, ``claim_namespace``, ``claim_name``,
+``request``, ``driver``, ``pool``, ``device``, ``node`` (see docs/sql.md).
 """
 
 from __future__ import annotations

@@ -145,10 +145,6 @@ class Manifests:
         """``{kind: objects}`` for every supported kind, in dependency order."""
         return {kind: self.of_kind(kind) for kind in KINDS}
 
-    def source_of(self, obj: KubeObject) -> str | None:
-        """Where ``obj`` (or the object of the same kind and key) was read, if known."""
-        return self.sources.get((kind_of(obj), object_key(obj)))
-
     def __iter__(self) -> Iterator[KubeObject]:
         for kind in KINDS:
             yield from self.of_kind(kind)

@@ -23,7 +23,6 @@ from drasnap.snapshot.k8s.objects import KubeObject, object_label
 __all__ = [
     "MAX_RESERVATIONS",
     "DeviceID",
-    "allocated_device_ids",
     "allocated_shares",
     "deallocated",
     "is_allocated",
@@ -233,23 +232,6 @@ def deallocated(claim: KubeObject) -> KubeObject:
 
 
 # -- allocations -------------------------------------------------------------------------------
-
-
-def allocated_device_ids(claim: Mapping[str, Any]) -> tuple[DeviceID, ...]:
-    """The ``(driver, pool, device)`` of every ``status.allocation.devices.results`` entry.
-
-    In result order, repeats kept; ``()`` for an unallocated claim.
-    """
-    allocation = (claim.get("status") or {}).get("allocation")
-    if not allocation:
-        return ()
-    results = (allocation.get("devices") or {}).get("results")
-    if not results:
-        return ()
-    return tuple(
-        (str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
-        for r in results
-    )
 
 
 SharedDevice = tuple[str, str, str, str]

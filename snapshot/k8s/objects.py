@@ -20,7 +20,6 @@ import orjson
 
 __all__ = [
     "KubeObject",
-    "api_version_of",
     "deep_copy",
     "describe_value",
     "format_field_path",
@@ -29,7 +28,6 @@ __all__ = [
     "identity_of",
     "kind_of",
     "name_of",
-    "namespace_of",
     "object_label",
     "quote",
     "raw_name",
@@ -53,12 +51,6 @@ def deep_copy(obj: _J) -> _J:
     return copied
 
 
-def api_version_of(obj: KubeObject) -> str:
-    """``apiVersion`` of a validated object."""
-    api_version: str = obj["apiVersion"]
-    return api_version
-
-
 def kind_of(obj: KubeObject) -> str:
     """``kind`` of a validated object."""
     kind: str = obj["kind"]
@@ -74,12 +66,6 @@ def name_of(obj: KubeObject) -> str:
 def raw_name(obj: Mapping[str, Any]) -> str:
     """``metadata.name`` of an object not (yet) validated, ``""`` when it has none."""
     return str((obj.get("metadata") or {}).get("name", ""))
-
-
-def namespace_of(obj: KubeObject) -> str | None:
-    """``metadata.namespace``, or ``None`` for a cluster-scoped object."""
-    namespace: str | None = obj["metadata"].get("namespace")
-    return namespace
 
 
 def uid_of(obj: KubeObject) -> str | None:

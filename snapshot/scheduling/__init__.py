@@ -32,7 +32,7 @@ order, not Go's random map order; the ``preemption: ...`` part of the FailedSche
 message is never added (the cluster-autoscaler does not preempt).
 
 Use: ``cycle = PodCycle(default_plugins(...), pod, cluster)`` once per pod and cluster state;
-``cycle.first_fit(names)`` or ``cycle.filter(name)`` per node; ``cycle.fit_error()`` for the
+``cycle.filter(name)`` per node tried; ``cycle.fit_error()`` for the
 ``0/N nodes are available: ...`` answer, whose ``to_json`` goes to the journal.
 """
 
@@ -92,6 +92,12 @@ from drasnap.snapshot.scheduling.view import (
 )
 
 __all__ = [
+    "CANNOT_ALLOCATE_ALL_CLAIMS",
+    "CLAIM_IN_USE",
+    "CLAIM_NOT_AVAILABLE_ON_NODE",
+    "NAMESPACE_NAME_LABEL",
+    "NO_NODES_MESSAGE",
+    "SKIP",
     "ClusterView",
     "DraBackend",
     "DraFilter",
@@ -121,12 +127,6 @@ __all__ = [
     "Skip",
     "StaticCluster",
     "TaintToleration",
-    "CANNOT_ALLOCATE_ALL_CLAIMS",
-    "CLAIM_IN_USE",
-    "CLAIM_NOT_AVAILABLE_ON_NODE",
-    "NAMESPACE_NAME_LABEL",
-    "NO_NODES_MESSAGE",
-    "SKIP",
     "available_on",
     "compute_pod_requests",
     "default_plugins",

@@ -148,13 +148,6 @@ class PodCycle:
         self.failures.pop(node_name, None)
         return None
 
-    def first_fit(self, node_names: Iterable[str]) -> str | None:
-        """The first of ``node_names`` the pod fits, or None (each refusal remembered)."""
-        for name in node_names:
-            if self.filter(name) is None:
-                return name
-        return None
-
     def fit_error(self, node_names: Sequence[str] | None = None) -> FitError:
         """Why the pod fits none of ``node_names`` (the cluster's nodes by default).
 

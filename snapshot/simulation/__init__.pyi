@@ -1,17 +1,25 @@
 """Public names (loaded lazily by __init__.py; mypy reads this)."""
 
 from . import generated
-from .autoscale import decisions_so_far
+from .autoscale.records import decisions_so_far
 from .autoscale_config import files_digest
 from .comparison import COMPARE_COLUMNS, compare_cell
 from .explain import explain_pod_devices
 from .export import write_state
-from .inputs import Cluster, source_digest
+from .inputs import StartingObjects, source_digest
 from .lifecycle import RunSession
 from .plan import PLAN_KEY, RUN_KEY, SIM_KIND
 from .record import Outcome
 from .runner import prepare, simulate
-from .runs import RunInfo, choose_store, find_run, fresh_name, list_runs, newest_unfinished
+from .runs import (
+    RunInfo,
+    RunStatus,
+    choose_store,
+    find_run,
+    fresh_name,
+    list_runs,
+    newest_unfinished,
+)
 from .settings import (
     CA_FLAGS,
     DEVICES,
@@ -19,7 +27,7 @@ from .settings import (
     LIMITS,
     NO_DRA_SIZES,
     SCENARIOS,
-    Report,
+    ProgressCallback,
     Settings,
     StopRequest,
     refused_settings,
@@ -42,22 +50,23 @@ from .sweep import (
 __all__ = [
     "CA_FLAGS",
     "COMPARE_COLUMNS",
-    "Cluster",
     "DEVICES",
     "EXPANDERS",
     "LIMITS",
     "NO_DRA_SIZES",
-    "Outcome",
     "PLAN_KEY",
-    "Point",
-    "PointResult",
     "RUN_KEY",
-    "Report",
-    "RunInfo",
-    "RunSession",
     "SCENARIOS",
     "SIM_KIND",
+    "Outcome",
+    "Point",
+    "PointResult",
+    "ProgressCallback",
+    "RunInfo",
+    "RunSession",
+    "RunStatus",
     "Settings",
+    "StartingObjects",
     "StopRequest",
     "Sweep",
     "SweepFileError",

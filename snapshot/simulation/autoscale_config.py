@@ -33,7 +33,7 @@ from typing import Any
 
 from drasnap.snapshot.errors import ObjectValidationError, ScenarioError, one_line
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
-from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup
+from drasnap.snapshot.simulation.inputs import NodeGroup, StartingObjects
 from drasnap.snapshot.simulation.settings import Settings
 
 _AUTOSCALER_TAINTS = ("ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler")
@@ -51,7 +51,7 @@ def files_digest(source_digest: str, *files: str | None) -> str:
     return h.hexdigest()
 
 
-def configure(cluster: Cluster, settings: Settings) -> Cluster:
+def configure(cluster: StartingObjects, settings: Settings) -> StartingObjects:
     """Apply the node-group and priority files of ``settings`` to ``cluster``.
 
     Raises:
@@ -106,7 +106,9 @@ def _size(path: Path | str, name: str, entry: dict[str, Any], key: str) -> int |
     return value
 
 
-def changed_groups(cluster: Cluster, changes: dict[str, Any], where: str) -> list[NodeGroup]:
+def changed_groups(
+    cluster: StartingObjects, changes: dict[str, Any], where: str
+) -> list[NodeGroup]:
     """The cluster's node groups with a sweep point's changes: ``remove`` (names), ``change``
     (entries naming a group, each field given replacing the group's), ``add`` (entries as a
     node-group file has them). ``where`` names the variant in errors.
@@ -143,7 +145,7 @@ def changed_groups(cluster: Cluster, changes: dict[str, Any], where: str) -> lis
     return list(groups.values())
 
 
-def _node_groups(path: Path, cluster: Cluster) -> list[NodeGroup]:
+def _node_groups(path: Path, cluster: StartingObjects) -> list[NodeGroup]:
     data = _read_yaml(path)
     entries = data.get("nodeGroups") if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
@@ -151,7 +153,7 @@ def _node_groups(path: Path, cluster: Cluster) -> list[NodeGroup]:
     return _parse_groups(str(path), entries, cluster)
 
 
-def _parse_groups(path: str, entries: list[Any], cluster: Cluster) -> list[NodeGroup]:
+def _parse_groups(path: str, entries: list[Any], cluster: StartingObjects) -> list[NodeGroup]:
     nodes = {name_of(node): (node, slices) for node, slices, _pods in cluster.nodes}
     groups: list[NodeGroup] = []
     for i, entry in enumerate(entries):

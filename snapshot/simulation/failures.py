@@ -24,13 +24,13 @@ from drasnap.snapshot.k8s.kinds import POD_KIND, key_of
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.scheduling import NodeResult, spec_warnings, warning_lines
 from drasnap.snapshot.simulation.inputs import NodeGroup, instantiate
-from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.record import RunContext
 from drasnap.store import VersionedStore
 
 __all__ = ["record_unschedulable", "run_warnings", "unschedulable"]
 
 
-def _group_reason(sim: Sim, group: NodeGroup, pod: KubeObject) -> NodeResult | None:
+def _group_reason(sim: RunContext, group: NodeGroup, pod: KubeObject) -> NodeResult | None:
     cs = sim.cluster
     name = f"{group.name}-why-not"
     cs.fork(f"why not {key_of(pod)} on node group {group.name}")
@@ -46,7 +46,7 @@ def _group_reason(sim: Sim, group: NodeGroup, pod: KubeObject) -> NodeResult | N
 
 
 def record_unschedulable(
-    sim: Sim,
+    sim: RunContext,
     pending: Iterable[KubeObject],
     groups: Sequence[NodeGroup],
     context: str,

@@ -44,7 +44,7 @@ def group_of(node: KubeObject) -> str | None:
 
 
 @dataclass
-class Cluster:
+class StartingObjects:
     """Everything a scenario starts from."""
 
     classes: list[KubeObject] = field(default_factory=list)
@@ -70,7 +70,7 @@ def source_digest(directory: Path) -> str:
     return h.hexdigest()
 
 
-def build(settings: Settings, *, strict: bool = False) -> Cluster:
+def build(settings: Settings, *, strict: bool = False) -> StartingObjects:
     """The starting cluster for ``settings``.
 
     ``strict``: refuse manifests of kinds the simulation does not use (else each is skipped
@@ -82,7 +82,7 @@ def build(settings: Settings, *, strict: bool = False) -> Cluster:
     return _generated_scale_down(settings)
 
 
-def _generated_scale_up(s: Settings) -> Cluster:
+def _generated_scale_up(s: Settings) -> StartingObjects:
     if not s.dra:
         return _plain_scale_up(s)
     rng = random.Random(s.seed)
@@ -92,7 +92,7 @@ def _generated_scale_up(s: Settings) -> Cluster:
     )
     template_name = template["metadata"]["name"]
     templates = {f"{generated.NAMESPACE}/{template_name}": template}
-    cluster = Cluster(classes=[generated.device_class()])
+    cluster = StartingObjects(classes=[generated.device_class()])
     names = [f"pending-{i:05d}" for i in range(s.pods)]
     rng.shuffle(names)  # the seed decides the order the estimator sees them in
     for name in names:
@@ -112,12 +112,12 @@ def _generated_scale_up(s: Settings) -> Cluster:
     return cluster
 
 
-def _generated_scale_down(s: Settings) -> Cluster:
+def _generated_scale_down(s: Settings) -> StartingObjects:
     if not s.dra:
         return _plain_scale_down(s)
     rng = random.Random(s.seed)
     templates = {f"{generated.NAMESPACE}/{generated.TEMPLATE_NAME}": generated.claim_template()}
-    cluster = Cluster(classes=[generated.device_class()])
+    cluster = StartingObjects(classes=[generated.device_class()])
     for n in range(s.nodes):
         node_name = f"node-{n:04d}"
         pods = []
@@ -144,10 +144,10 @@ def _generated_scale_down(s: Settings) -> Cluster:
     return cluster
 
 
-def _plain_scale_up(s: Settings) -> Cluster:
+def _plain_scale_up(s: Settings) -> StartingObjects:
     """Upstream's ``BenchmarkRunOnceScaleUp`` shape (generated module docstring)."""
     rng = random.Random(s.seed)
-    cluster = Cluster()
+    cluster = StartingObjects()
     names = [f"pending-{i:05d}" for i in range(s.pods)]
     rng.shuffle(names)
     share = generated.PLAIN_SCALE_UP_PODS_PER_NODE
@@ -159,10 +159,10 @@ def _plain_scale_up(s: Settings) -> Cluster:
     return cluster
 
 
-def _plain_scale_down(s: Settings) -> Cluster:
+def _plain_scale_down(s: Settings) -> StartingObjects:
     """Upstream's ``BenchmarkRunOnceScaleDown`` shape (generated module docstring)."""
     rng = random.Random(s.seed)
-    cluster = Cluster()
+    cluster = StartingObjects()
     share = generated.PLAIN_SCALE_DOWN_SHARE
     for n in range(s.nodes):
         node_name = f"node-{n:04d}"
@@ -174,7 +174,7 @@ def _plain_scale_down(s: Settings) -> Cluster:
     return cluster
 
 
-def _from_manifests(s: Settings, *, strict: bool) -> Cluster:
+def _from_manifests(s: Settings, *, strict: bool) -> StartingObjects:
     # Imported here: reading files means validating them with the kubernetes client's models,
     # whose import (most of a command's start-up: BENCHMARKS.md, design notes) a generated
     # preset does not need.
@@ -200,7 +200,7 @@ def _from_manifests(s: Settings, *, strict: bool) -> Cluster:
             f"{s.source} holds no Node objects: nothing to simulate (--from reads kubectl "
             "dumps of the cluster: nodes, pods, ResourceSlices, claims, classes)"
         )
-    cluster = Cluster(
+    cluster = StartingObjects(
         classes=list(m.classes),
         claims=list(m.claims),
         taint_rules=list(m.taint_rules),

@@ -19,12 +19,12 @@ from typing import Any
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunInterrupted, ScenarioError
 from drasnap.snapshot.simulation import collector
-from drasnap.snapshot.simulation.inputs import Cluster
+from drasnap.snapshot.simulation.inputs import StartingObjects
 from drasnap.snapshot.simulation.plan import SIM_KIND
 from drasnap.snapshot.simulation.record import Outcome
 from drasnap.snapshot.simulation.runner import prepare, simulate
-from drasnap.snapshot.simulation.runs import find_run, fresh_name, newest_unfinished
-from drasnap.snapshot.simulation.settings import Report, Settings, StopRequest
+from drasnap.snapshot.simulation.runs import RunStatus, find_run, fresh_name, newest_unfinished
+from drasnap.snapshot.simulation.settings import ProgressCallback, Settings, StopRequest
 from drasnap.store import Store, StoreLockedError
 
 __all__ = ["RunSession"]
@@ -66,7 +66,7 @@ class RunSession:
         self._every = checkpoint_every
         self._write_behind = write_behind
         self._note = note
-        self._built: Cluster | None = None
+        self._built: StartingObjects | None = None
         self._saved = False
         self.chose_unfinished = False
         self.fresh = name is None and not resume
@@ -85,12 +85,12 @@ class RunSession:
         else:
             assert name is not None
             existing = find_run(db, name)
-            if existing is None or existing.status == "empty":
+            if existing is None or existing.status == RunStatus.EMPTY:
                 self._start()
         self.name: str = name
         self._store: Store | None = None
 
-    def _start(self) -> Cluster:
+    def _start(self) -> StartingObjects:
         """The starting cluster, built and checked once (before the database is opened)."""
         if self._built is None:
             with collector.paced():  # 10^5 objects made, all kept: nothing for it to find
@@ -99,7 +99,7 @@ class RunSession:
                 self._note(text)
         return self._built
 
-    def _hand_over(self) -> Cluster:
+    def _hand_over(self) -> StartingObjects:
         """The starting cluster, for the run to load; this session keeps no reference to it, so
         what the loaded snapshot does not share of it is freed once loaded."""
         built = self._start()
@@ -121,7 +121,9 @@ class RunSession:
             # Midway through a step the state is between two safe points: keep the last one.
             self._store.close(checkpoint=self._saved)
 
-    def run(self, *, report: Report | None = None, stop: StopRequest = lambda: None) -> Outcome:
+    def run(
+        self, *, report: ProgressCallback | None = None, stop: StopRequest = lambda: None
+    ) -> Outcome:
         """Start, continue or report the run (:func:`snapshot.simulation.runner.simulate`).
 
         Raises what ``simulate`` raises; after a ``RunInterrupted`` the state is saved.

@@ -26,10 +26,10 @@ from typing import Any
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunInterrupted, one_line
 from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND
-from drasnap.snapshot.simulation.settings import Report, StopRequest
+from drasnap.snapshot.simulation.settings import ProgressCallback, StopRequest
 from drasnap.store import VersionedStore
 
-__all__ = ["Counters", "Outcome", "Sim"]
+__all__ = ["Counters", "Outcome", "RunContext"]
 
 
 @dataclass
@@ -67,14 +67,14 @@ class Outcome:
         }
 
 
-class Sim:
+class RunContext:
     """A cluster snapshot plus the run record: counts every fork, commit and revert."""
 
     def __init__(
         self,
         cluster: ClusterSnapshot,
         stop: StopRequest = lambda: None,
-        report: Report = lambda _done, _total, _detail: None,
+        report: ProgressCallback = lambda _done, _total, _detail: None,
     ) -> None:
         self.cluster = cluster
         self.store: VersionedStore = cluster.store

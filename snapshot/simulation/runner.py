@@ -24,16 +24,16 @@ from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import RunFailedError, ScenarioError
 from drasnap.snapshot.simulation import collector, scale_up
 from drasnap.snapshot.simulation.failures import run_warnings, unschedulable
-from drasnap.snapshot.simulation.inputs import Cluster, build
+from drasnap.snapshot.simulation.inputs import StartingObjects, build
 from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.plans import plan_of
-from drasnap.snapshot.simulation.record import Outcome, Sim
+from drasnap.snapshot.simulation.record import Outcome, RunContext
 from drasnap.snapshot.simulation.scenarios import STRATEGIES
-from drasnap.snapshot.simulation.settings import Report, Settings, StopRequest
+from drasnap.snapshot.simulation.settings import ProgressCallback, Settings, StopRequest
 from drasnap.store import MemoryStore
 
 
-def prepare(settings: Settings, *, strict: bool = False) -> Cluster:
+def prepare(settings: Settings, *, strict: bool = False) -> StartingObjects:
     """Check the settings and build the starting cluster, before any database is touched.
 
     ``strict`` refuses manifests of kinds the simulation does not use.
@@ -57,11 +57,11 @@ def prepare(settings: Settings, *, strict: bool = False) -> Cluster:
 def simulate(
     cluster: ClusterSnapshot,
     settings: Settings,
-    start: Callable[[], Cluster],
+    start: Callable[[], StartingObjects],
     *,
     resume: bool = False,
     where: str = "the store",
-    report: Report = lambda _done, _total, _detail: None,
+    report: ProgressCallback = lambda _done, _total, _detail: None,
     stop: StopRequest = lambda: None,
 ) -> Outcome:
     """Run ``settings`` on ``cluster``'s store: start, continue or report (module docstring).
@@ -76,16 +76,16 @@ def simulate(
         RunInterrupted: ``stop`` asked the run to stop; it stopped, saved.
     """
     with collector.paced():
-        return _simulate(cluster, settings, start, resume, where, Sim(cluster, stop, report))
+        return _simulate(cluster, settings, start, resume, where, RunContext(cluster, stop, report))
 
 
 def _simulate(
     cluster: ClusterSnapshot,
     settings: Settings,
-    start: Callable[[], Cluster],
+    start: Callable[[], StartingObjects],
     resume: bool,
     where: str,
-    sim: Sim,
+    sim: RunContext,
 ) -> Outcome:
     store = sim.store
     plan = sim.plan()
@@ -138,7 +138,7 @@ def _simulate(
 
 
 def _outcome(
-    sim: Sim, settings: Settings, results: dict[str, Any], started: float, *, resumed: bool
+    sim: RunContext, settings: Settings, results: dict[str, Any], started: float, *, resumed: bool
 ) -> Outcome:
     result = STRATEGIES[settings.scenario].result(sim, results)
     return Outcome(
@@ -152,12 +152,18 @@ def _outcome(
         extra={
             # Autoscale's result has them with the cluster-autoscaler's NotTriggerScaleUp text.
             **({} if "unschedulable" in result else {"unschedulable": unschedulable(sim.store)}),
-            "warnings": run_warnings(sim.store, scale_up.PENDING_KIND),
+            # The scenario's own (autoscale: a NotReady node, nominated pods, a template's
+            # DaemonSet pods), then what the filters did not check, each once.
+            "warnings": list(
+                dict.fromkeys(
+                    [*result.get("warnings", ()), *run_warnings(sim.store, scale_up.PENDING_KIND)]
+                )
+            ),
         },
     )
 
 
-def _load(cs: ClusterSnapshot, start: Cluster) -> None:
+def _load(cs: ClusterSnapshot, start: StartingObjects) -> None:
     """Write the starting cluster into ``cs``."""
     if start.classes:
         cs.dra.add_device_classes(start.classes)
@@ -171,7 +177,7 @@ def _load(cs: ClusterSnapshot, start: Cluster) -> None:
         cs.add_node(node, slices=slices, pods=pods)
 
 
-def _start(sim: Sim, settings: Settings, start: Cluster) -> dict[str, Any]:
+def _start(sim: RunContext, settings: Settings, start: StartingObjects) -> dict[str, Any]:
     _load(sim.cluster, start)
     plan = STRATEGIES[settings.scenario].setup(sim, start, settings).record()
     sim.store.put(SIM_KIND, PLAN_KEY, plan)

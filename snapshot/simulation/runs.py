@@ -6,16 +6,8 @@ command can be run again and again; ``--resume`` without ``--name`` continues th
 unfinished run. A run's own record (``Simulation/plan`` and ``Simulation/run``, see
 ``snapshot.simulation.record``) says what it is and how far it got; the ``stores`` row says when it
 started and was last checkpointed. Reading them opens each store read-only with a one-entry
-cache, so listing the runs of a database never loads a run's objects.
-
-A run's status:
-
-- ``finished``: its last step is done (its result is final);
-- ``unfinished``: started, not finished (crashed or interrupted): ``--resume`` continues it;
-- ``failed``: it stopped on an error found while it ran (the error is recorded); it blocks no
-  other run; drop it, or leave it as a record;
-- ``empty``: created, but killed before its first checkpoint: ``--resume`` starts it;
-- ``other``: a store that holds something else than a simulation.
+cache, so listing the runs of a database never loads a run's objects. A run's status is a
+``RunStatus``, read from that record.
 """
 
 from __future__ import annotations
@@ -23,6 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from drasnap.snapshot.errors import ScenarioError
@@ -30,9 +23,31 @@ from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND, steps
 from drasnap.snapshot.simulation.settings import settings_options
 from drasnap.store import Store, StoreInfo, list_stores
 
-__all__ = ["RunInfo", "choose_store", "fresh_name", "list_runs", "newest_unfinished", "read_run"]
+__all__ = [
+    "RunInfo",
+    "RunStatus",
+    "choose_store",
+    "fresh_name",
+    "list_runs",
+    "newest_unfinished",
+    "read_run",
+]
 
-STATUSES = ("finished", "unfinished", "failed", "empty", "other")
+
+class RunStatus(StrEnum):
+    """How far a run got, as of its last checkpoint; equal to its lowercase name."""
+
+    # its last step is done (its result is final)
+    FINISHED = "finished"
+    # started, not finished (crashed or interrupted): --resume continues it
+    UNFINISHED = "unfinished"
+    # it stopped on an error found while it ran (the error is recorded); it blocks no other
+    # run: drop it, or leave it as a record
+    FAILED = "failed"
+    # created, but killed before its first checkpoint: --resume starts it
+    EMPTY = "empty"
+    # a store that holds something else than a simulation
+    OTHER = "other"
 
 
 @dataclass(frozen=True)
@@ -40,7 +55,7 @@ class RunInfo:
     """One run (named store) of a database, as of its last checkpoint."""
 
     name: str
-    status: str  # one of STATUSES
+    status: RunStatus
     started: float  # when the store was created (seconds since the epoch)
     checkpointed: float | None
     state_digest: str
@@ -92,16 +107,16 @@ def read_run(db: str, info: StoreInfo) -> RunInfo:
     if plan is None or run is None:
         return RunInfo(
             name=info.name,
-            status="empty" if empty else "other",
+            status=RunStatus.EMPTY if empty else RunStatus.OTHER,
             started=info.created_at,
             checkpointed=info.checkpointed_at,
             state_digest=info.state_digest,
         )
     settings = plan.get("settings") or {}
     if run.get("error") is not None:
-        status = "failed"
+        status = RunStatus.FAILED
     else:
-        status = "finished" if run.get("done") else "unfinished"
+        status = RunStatus.FINISHED if run.get("done") else RunStatus.UNFINISHED
     return RunInfo(
         name=info.name,
         status=status,
@@ -149,7 +164,9 @@ def fresh_name(db: str, scenario: str) -> str:
 def newest_unfinished(db: str) -> RunInfo | None:
     """The most recently started unfinished run of ``db`` (None: there is none)."""
     infos = list_stores(db, missing_ok=True)
-    unfinished = [run for run in (read_run(db, i) for i in infos) if run.status == "unfinished"]
+    unfinished = [
+        run for run in (read_run(db, i) for i in infos) if run.status == RunStatus.UNFINISHED
+    ]
     return unfinished[-1] if unfinished else None
 
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from drasnap.snapshot.simulation.plans import ScaleDownPlan
-from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.record import RunContext
 
 
-def setup(sim: Sim, settings: dict[str, Any]) -> ScaleDownPlan:
+def setup(sim: RunContext, settings: dict[str, Any]) -> ScaleDownPlan:
     return ScaleDownPlan(settings, candidates=sim.cluster.node_names())
 
 
-def try_remove(sim: Sim, node: str, *, plan: bool = True) -> int | None:
+def try_remove(sim: RunContext, node: str, *, plan: bool = True) -> int | None:
     """Simulate removing ``node``; returns how many pods moved, or None if it stays.
 
     ``plan``: first find where the pods would go on the indexes, without writing
@@ -55,7 +55,7 @@ def try_remove(sim: Sim, node: str, *, plan: bool = True) -> int | None:
     return len(pods)
 
 
-def run(sim: Sim, plan: ScaleDownPlan) -> dict[str, Any]:
+def run(sim: RunContext, plan: ScaleDownPlan) -> dict[str, Any]:
     candidates = plan.candidates
     progress = sim.progress()
     results: dict[str, Any] = dict(progress["results"]) or {"nodes_removed": 0, "placed": 0}

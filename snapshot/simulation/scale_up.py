@@ -25,15 +25,15 @@ from drasnap.snapshot.cluster.snapshot import Placed
 from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.simulation.failures import record_unschedulable
-from drasnap.snapshot.simulation.inputs import Cluster, NodeGroup, instantiate
+from drasnap.snapshot.simulation.inputs import NodeGroup, StartingObjects, instantiate
 from drasnap.snapshot.simulation.plans import ScaleUpPlan
-from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.record import RunContext
 
 PENDING_KIND = "PendingPod"
 GROUP_KIND = "NodeGroup"
 
 
-def setup(sim: Sim, cluster: Cluster, settings: dict[str, Any]) -> ScaleUpPlan:
+def setup(sim: RunContext, cluster: StartingObjects, settings: dict[str, Any]) -> ScaleUpPlan:
     """Write the starting state; returns the run's plan."""
     for pod in cluster.pending:
         sim.store.put(PENDING_KIND, key_of(pod), pod)
@@ -63,7 +63,7 @@ class Packing(NamedTuple):
 
 
 def binpack(
-    sim: Sim,
+    sim: RunContext,
     group: NodeGroup,
     pending: list[KubeObject],
     step: int = 0,
@@ -105,7 +105,7 @@ def binpack(
 
 
 def _write_again(
-    sim: Sim, group: NodeGroup, pending: list[KubeObject], step: int, again: Packing
+    sim: RunContext, group: NodeGroup, pending: list[KubeObject], step: int, again: Packing
 ) -> tuple[int, int]:
     """The writes of ``again``'s bin-packing, in its order, without its search."""
     cs = sim.cluster
@@ -128,13 +128,13 @@ def _write_again(
 
 
 def _report(
-    sim: Sim, group: NodeGroup, step: int, i: int, total: int, added: int, placed: int
+    sim: RunContext, group: NodeGroup, step: int, i: int, total: int, added: int, placed: int
 ) -> None:
     if i % _REPORT_EVERY == 0:
         sim.advance(step + i / total, f"{group.name}: {added:,} nodes, {placed:,} pods")
 
 
-def run(sim: Sim, plan: ScaleUpPlan) -> dict[str, Any]:
+def run(sim: RunContext, plan: ScaleUpPlan) -> dict[str, Any]:
     """Run (or go on with) the steps; returns the final results."""
     store = sim.store
     pending = [store.get(PENDING_KIND, key) for key in plan.pending]

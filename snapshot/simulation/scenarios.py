@@ -17,15 +17,17 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from drasnap.snapshot.simulation import autoscale, autoscale_config, scale_down, scale_up
-from drasnap.snapshot.simulation.inputs import Cluster
+from drasnap.snapshot.simulation import autoscale_config, scale_down, scale_up
+from drasnap.snapshot.simulation.autoscale import loop, records
+from drasnap.snapshot.simulation.inputs import StartingObjects
 from drasnap.snapshot.simulation.plans import (
     AutoscalePlan,
     Plan,
     ScaleDownPlan,
     ScaleUpPlan,
+    plan_of,
 )
-from drasnap.snapshot.simulation.record import Sim
+from drasnap.snapshot.simulation.record import RunContext
 from drasnap.snapshot.simulation.settings import Settings
 
 __all__ = ["STRATEGIES", "Scenario"]
@@ -36,19 +38,19 @@ class Scenario(Protocol):
 
     name: str
 
-    def configure(self, start: Cluster, settings: Settings) -> Cluster: ...
+    def configure(self, start: StartingObjects, settings: Settings) -> StartingObjects: ...
 
-    def setup(self, sim: Sim, start: Cluster, settings: Settings) -> Plan: ...
+    def setup(self, sim: RunContext, start: StartingObjects, settings: Settings) -> Plan: ...
 
-    def run(self, sim: Sim, plan: Any) -> dict[str, Any]: ...
+    def run(self, sim: RunContext, plan: Any) -> dict[str, Any]: ...
 
-    def result(self, sim: Sim, results: dict[str, Any]) -> dict[str, Any]: ...
+    def result(self, sim: RunContext, results: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class _FromStart:
     """What the scenarios that need nothing beyond the starting objects share."""
 
-    def configure(self, start: Cluster, settings: Settings) -> Cluster:
+    def configure(self, start: StartingObjects, settings: Settings) -> StartingObjects:
         return start
 
 
@@ -57,13 +59,13 @@ class ScaleUp(_FromStart):
 
     name = ScaleUpPlan.scenario
 
-    def setup(self, sim: Sim, start: Cluster, settings: Settings) -> ScaleUpPlan:
+    def setup(self, sim: RunContext, start: StartingObjects, settings: Settings) -> ScaleUpPlan:
         return scale_up.setup(sim, start, settings.record())
 
-    def run(self, sim: Sim, plan: ScaleUpPlan) -> dict[str, Any]:
+    def run(self, sim: RunContext, plan: ScaleUpPlan) -> dict[str, Any]:
         return scale_up.run(sim, plan)
 
-    def result(self, sim: Sim, results: dict[str, Any]) -> dict[str, Any]:
+    def result(self, sim: RunContext, results: dict[str, Any]) -> dict[str, Any]:
         return {key: results[key] for key in ("nodes_added", "node_group", "estimates")}
 
 
@@ -73,13 +75,13 @@ class ScaleDown(_FromStart):
 
     name = ScaleDownPlan.scenario
 
-    def setup(self, sim: Sim, start: Cluster, settings: Settings) -> ScaleDownPlan:
+    def setup(self, sim: RunContext, start: StartingObjects, settings: Settings) -> ScaleDownPlan:
         return scale_down.setup(sim, settings.record())
 
-    def run(self, sim: Sim, plan: ScaleDownPlan) -> dict[str, Any]:
+    def run(self, sim: RunContext, plan: ScaleDownPlan) -> dict[str, Any]:
         return scale_down.run(sim, plan)
 
-    def result(self, sim: Sim, results: dict[str, Any]) -> dict[str, Any]:
+    def result(self, sim: RunContext, results: dict[str, Any]) -> dict[str, Any]:
         return {"nodes_removed": results["nodes_removed"]}
 
 
@@ -88,19 +90,19 @@ class Autoscale:
 
     name = AutoscalePlan.scenario
 
-    def configure(self, start: Cluster, settings: Settings) -> Cluster:
+    def configure(self, start: StartingObjects, settings: Settings) -> StartingObjects:
         return autoscale_config.configure(start, settings)
 
-    def setup(self, sim: Sim, start: Cluster, settings: Settings) -> AutoscalePlan:
-        return autoscale.setup(sim, start, settings.record())
+    def setup(self, sim: RunContext, start: StartingObjects, settings: Settings) -> AutoscalePlan:
+        return loop.setup(sim, start, settings.record())
 
-    def run(self, sim: Sim, plan: AutoscalePlan) -> dict[str, Any]:
-        return autoscale.run(sim, plan)
+    def run(self, sim: RunContext, plan: AutoscalePlan) -> dict[str, Any]:
+        return loop.run(sim, plan)
 
-    def result(self, sim: Sim, results: dict[str, Any]) -> dict[str, Any]:
-        plan = sim.plan()
-        assert plan is not None  # a result is asked for after the setup stored the plan
-        found = autoscale.decisions(sim.store, plan)
+    def result(self, sim: RunContext, results: dict[str, Any]) -> dict[str, Any]:
+        plan = plan_of(sim.plan() or {})
+        assert isinstance(plan, AutoscalePlan)  # the result of the run this plan set up
+        found = records.decisions(sim.store, plan)
         del found["pending"]
         return found
 

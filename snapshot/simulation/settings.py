@@ -21,14 +21,14 @@ __all__ = [
     "LIMITS",
     "NO_DRA_SIZES",
     "SCENARIOS",
-    "Report",
+    "ProgressCallback",
     "Settings",
     "StopRequest",
     "refused_settings",
     "settings_options",
 ]
 
-Report = Callable[[float, int, str], None]
+ProgressCallback = Callable[[float, int, str], None]
 """``report(done, total, detail)``: ``done`` steps of ``total`` (fractions within a step)."""
 
 StopRequest = Callable[[], int | None]

@@ -44,30 +44,16 @@ messages of :mod:`~snapshot.validation.problems`; every rule: ``docs/validation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from drasnap.snapshot.k8s.objects import KubeObject
-
-if TYPE_CHECKING:
-    import pydantic
 
 # The engine and the models are imported by the functions that use them: importing the
 # kubernetes client is most of a command's start-up (BENCHMARKS.md, design notes), and what
 # only needs a limit of this package (the allocator, `validation.limits`) or a generated
 # cluster (the presets: built here, never read from outside) must not pay it.
 
-__all__ = ["as_model", "model_class", "validate"]
-
-
-def model_class(api_version: str, kind: str) -> type[pydantic.BaseModel]:
-    """The kubernetes client model class for ``apiVersion``/``kind``.
-
-    Raises :class:`ObjectValidationError` for an unsupported pair.
-    """
-    from drasnap.snapshot.validation.context import Context
-    from drasnap.snapshot.validation.models import model_for
-
-    return model_for(api_version, kind, Context(None, kind, None, None))
+__all__ = ["as_model", "validate"]
 
 
 def validate(

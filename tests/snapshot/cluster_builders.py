@@ -309,6 +309,12 @@ def actual(cs: ClusterSnapshot) -> dict[str, Any]:
     }
 
 
+def free_resources(cs: ClusterSnapshot, node: dict[str, Any]) -> Requests:
+    """What the node offers minus what the snapshot counts its pods requesting (``requested``,
+    which the filters read)."""
+    return node_allocatable_requests(node) - cs.requested(node["metadata"]["name"])
+
+
 def recomputed_free(cs: ClusterSnapshot, node_name: str) -> Requests:
     """Allocatable minus the requests of the pods the store holds on the node."""
     n = cs.node(node_name)
@@ -331,7 +337,7 @@ def assert_indexes_consistent(cs: ClusterSnapshot) -> None:
         on_nodes += len(from_store)
         n = cs.node(name)
         assert n is not None
-        assert cs.free_resources(n) == recomputed_free(cs, name)
+        assert free_resources(cs, n) == recomputed_free(cs, name)
     assert on_nodes == len(stored), "a pod is bound to a node the snapshot does not hold"
     assert_index_consistent(cs.dra)
     assert_placement_consistent(cs)

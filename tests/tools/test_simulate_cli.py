@@ -411,3 +411,25 @@ def test_a_claim_using_a_gated_off_feature_is_refused_before_anything_is_written
     assert_error(result, "ResourceClaimTemplate default/one-gpu: ")
     assert "DRAPrioritizedList" in result.stderr
     assert not db.exists()
+
+
+def test_autoscales_own_warnings_reach_the_json_and_the_table(tmp_path: Path) -> None:
+    # A NotReady node: autoscale's setup warns that CA counts it as unready and drasnap does
+    # not. The pod-spec warnings used to replace that list in --json (issue 38, item 6).
+    from tests.snapshot.simulation.ca_cases import case_inputs, given_cases
+
+    (entry,) = [e for e in given_cases() if e["case"]["name"] == "s0007-bdra"]
+    case = entry["case"]
+    node = next(n for n in case["nodes"] if n["metadata"]["name"] == "ng1-gpu-0")
+    node.setdefault("status", {})["conditions"] = [{"type": "Ready", "status": "False"}]
+    source, groups = case_inputs(case, tmp_path / "in")
+    args = ["autoscale", str(tmp_path / "sim.db"), "--from", str(source), "--node-groups",
+            str(groups)]  # fmt: skip
+    warnings = ok_json(simulate(*args, "--json"))["warnings"]
+    assert any(w.startswith("node ng1-gpu-0 is not Ready") for w in warnings), warnings
+    assert len(warnings) == len(set(warnings))  # each once
+    table = simulate(*args)
+    assert table.exit_code == 0, table.output
+    assert "warning: node ng1-gpu-0 is not Ready" in table.stderr
+    (count,) = [line for line in table.stdout.splitlines() if line.startswith("warnings ")]
+    assert int(count.split()[-1]) == len(warnings)

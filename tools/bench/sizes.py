@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 
 from drasnap.snapshot import ClusterSnapshot
-from drasnap.snapshot.simulation import Cluster, Settings, prepare, simulate
+from drasnap.snapshot.simulation import Settings, StartingObjects, prepare, simulate
 from drasnap.tools.bench.backends import open_backend
 from drasnap.tools.bench.names import SIZES_WORKLOAD
 from drasnap.tools.bench.suite import Row
@@ -31,7 +31,7 @@ NODES = {
 }
 
 
-def _same(start: Cluster) -> Cluster:
+def _same(start: StartingObjects) -> StartingObjects:
     return start
 
 

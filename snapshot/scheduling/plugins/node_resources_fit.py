@@ -11,7 +11,7 @@ node does not advertise (allocatable absent or zero) but that a DeviceClass prov
 (``spec.extendedResourceName``, or the implicit ``deviceclass.resource.kubernetes.io/<class>``)
 is not checked here; the DynamicResources plugin allocates devices for it. The plugin takes
 those names as an input (`dra_extended_resource_classes` computes them from DeviceClasses);
-`Fit.dra_requests` gives the pod's requests of them.
+`Fit.dra_backed` names those the pod asks for.
 """
 
 from __future__ import annotations
@@ -77,11 +77,6 @@ class Fit:
     requests: Requests
     dra_backed: frozenset[str]
     only_cpu_memory: bool  # the fast path: nothing but cpu, memory and the pod slot asked
-
-    @property
-    def dra_requests(self) -> dict[str, int]:
-        """The pod's requests of DRA-backed extended resources, by name."""
-        return {n: self.requests.scalar(n) for n in sorted(self.dra_backed)}
 
 
 def _plain_fit(pod: PodFacts) -> Fit:

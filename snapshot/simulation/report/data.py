@@ -21,9 +21,9 @@ from drasnap.snapshot.history.allocations import allocation_history, summarize_c
 from drasnap.snapshot.history.pod_failures import POD_FAILURE_KIND, PodFailure
 from drasnap.snapshot.k8s.kinds import CLAIM_KIND, SLICE_KIND
 from drasnap.snapshot.scheduling import NodeResult
-from drasnap.snapshot.simulation.autoscale import decisions_so_far
+from drasnap.snapshot.simulation.autoscale.records import decisions_so_far
 from drasnap.snapshot.simulation.plan import PLAN_KEY, SIM_KIND
-from drasnap.snapshot.simulation.runs import RunInfo, find_run
+from drasnap.snapshot.simulation.runs import RunInfo, RunStatus, find_run
 from drasnap.store import Fate, Journal, MemoryStore, Store, open_state
 
 __all__ = ["LIMITS", "RunReport", "Table", "gather"]
@@ -137,7 +137,7 @@ def gather(db: str, name: str, *, claim: str | None = None) -> RunReport:
     if info is None or info.scenario is None:
         raise ScenarioError(f"store {name!r} of {db} holds no simulation run (see drasnap runs)")
     progress = ""
-    if info.status in ("unfinished", "empty"):
+    if info.status in (RunStatus.UNFINISHED, RunStatus.EMPTY):
         steps = f"step {info.step} of {info.steps}" if info.steps else f"step {info.step}"
         progress = (
             f"This run is not finished ({steps}): the page shows its last checkpoint, "

@@ -8,7 +8,7 @@ from typing import Any
 
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import ScenarioError
-from drasnap.snapshot.simulation.runs import list_runs
+from drasnap.snapshot.simulation.runs import RunStatus, list_runs
 from drasnap.snapshot.simulation.sweep.file import AXES
 from drasnap.snapshot.simulation.sweep.points import point_summary
 from drasnap.snapshot.simulation.sweep.views import SUMMARY_KEY, SUMMARY_KIND
@@ -34,7 +34,7 @@ def compare_rows(
             run = runs.get(name)
             if run is None:
                 raise ScenarioError(f"no run {name!r} in {db} (drasnap runs lists them)")
-            if run.scenario != "autoscale" or run.status != "finished":
+            if run.scenario != "autoscale" or run.status != RunStatus.FINISHED:
                 raise ScenarioError(
                     f"run {name!r} is {run.status}"
                     + (f" ({run.scenario})" if run.scenario != "autoscale" else "")
@@ -45,7 +45,7 @@ def compare_rows(
         points = {
             r.name: (r.settings or {})["sweep"]
             for r in runs.values()
-            if (r.settings or {}).get("sweep") and r.status == "finished"
+            if (r.settings or {}).get("sweep") and r.status == RunStatus.FINISHED
         }
         chosen = [n for n, p in points.items() if sweep is None or p["sweep"] == sweep]
         chosen.sort(key=lambda n: (points[n]["sweep"], points[n]["index"]))

@@ -21,11 +21,11 @@ from typing import Any
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.errors import ScenarioError, SweepFileError, UtilizationError
 from drasnap.snapshot.k8s.features import resolve_feature_gates
-from drasnap.snapshot.simulation.autoscale import decisions_so_far
+from drasnap.snapshot.simulation.autoscale.records import decisions_so_far
 from drasnap.snapshot.simulation.lifecycle import RunSession
 from drasnap.snapshot.simulation.plan import PLAN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.runner import prepare
-from drasnap.snapshot.simulation.runs import find_run, list_runs
+from drasnap.snapshot.simulation.runs import RunStatus, find_run, list_runs
 from drasnap.snapshot.simulation.sweep.file import Point, Sweep, load_sweep
 from drasnap.snapshot.simulation.sweep.views import SUMMARY_KEY, SUMMARY_KIND
 from drasnap.store import Store, StoreLockedError, list_stores
@@ -141,10 +141,10 @@ def run_point(db: str, point: Point) -> PointResult:
         summary = session.keep(
             SUMMARY_KIND, SUMMARY_KEY, lambda cluster: point_summary(cluster, point.settings.sweep)
         )
-    if before is None or before.status == "empty":
+    if before is None or before.status == RunStatus.EMPTY:
         status = "ran"
     else:
-        status = "finished" if before.status == "finished" else "resumed"
+        status = "finished" if before.status == RunStatus.FINISHED else "resumed"
     return PointResult(point.index, point.name, status, time.monotonic() - started, summary)
 
 
@@ -162,7 +162,7 @@ def finished_points(db: str, sweep: Sweep) -> set[int]:
     names = {f"{sweep.name}-{i}": i for i in range(len(sweep))}
     for run in list_runs(db) if list_stores(db, missing_ok=True) else []:
         index = names.get(run.name)
-        if index is None or run.status != "finished":
+        if index is None or run.status != RunStatus.FINISHED:
             continue
         with Store.open(db, name=run.name, readonly=True, cache_size=1) as store:
             if store.get(SUMMARY_KIND, SUMMARY_KEY) is not None:

@@ -53,6 +53,7 @@ from tests.snapshot.cluster_builders import (
     build_cluster,
     claim_request,
     device_class,
+    free_resources,
     node,
     plain_pod,
 )
@@ -417,7 +418,7 @@ def test_pod_that_does_not_fit(harness: ClusterHarness, pod: Obj, short: str) ->
     with pytest.raises(SchedulingError, match=f"does not fit on node small: {short}$"):
         cs.schedule_pod(pod, "small")
     assert cs.pods_on_node("small") == []
-    assert cs.free_resources(SMALL) == node_allocatable_requests(SMALL)
+    assert free_resources(cs, SMALL) == node_allocatable_requests(SMALL)
 
 
 def test_pod_count_limit(harness: ClusterHarness) -> None:
@@ -428,7 +429,7 @@ def test_pod_count_limit(harness: ClusterHarness) -> None:
     with pytest.raises(SchedulingError, match=r"does not fit on node small: Too many pods$"):
         cs.schedule_pod(tiny[2], "small")
     cs = harness.reopen(cs)
-    assert cs.free_resources(SMALL) == Requests(cpu=980, memory=2**30 - 2 * 2**20, pods=0)
+    assert free_resources(cs, SMALL) == Requests(cpu=980, memory=2**30 - 2 * 2**20, pods=0)
     assert_indexes_consistent(cs)
 
 
@@ -608,11 +609,11 @@ def test_pod_index_matches_a_recomputation(ops: list[tuple[str, int]]) -> None:
             name = n["metadata"]["name"]
             on_node = cs.pods_on_node(name)
             want = sum((compute_pod_requests(p) for p in on_node), Requests())
-            assert cs.free_resources(n) == node_allocatable_requests(n) - want
+            assert free_resources(cs, n) == node_allocatable_requests(n) - want
             assert sorted(p["metadata"]["name"] for p in on_node) == sorted(
                 p for p, where in model[-1].items() if where == name
             )
-            free = cs.free_resources(n)
+            free = free_resources(cs, n)
             assert free.cpu >= 0 and free.memory >= 0 and free.pods >= 0
         assert_indexes_consistent(cs)
 

@@ -11,7 +11,7 @@ import pytest
 from drasnap.snapshot.errors import ManifestError, ObjectValidationError
 from drasnap.snapshot.ingest.manifests import Manifests, load_manifests, parse_manifests
 from drasnap.snapshot.k8s.kinds import object_key
-from drasnap.snapshot.k8s.objects import name_of
+from drasnap.snapshot.k8s.objects import KubeObject, kind_of, name_of
 
 # --------------------------------------------------------------------------------------------
 # A small cluster written the ways users and kubectl write it.
@@ -167,6 +167,11 @@ status:
 """
 
 
+def _source(manifests: Manifests, obj: KubeObject) -> str:
+    """Where ``manifests`` read ``obj`` (its ``sources`` entry)."""
+    return manifests.sources[(kind_of(obj), object_key(obj))]
+
+
 def slice_for(node: str) -> dict[str, Any]:
     return {
         "apiVersion": "resource.k8s.io/v1",
@@ -253,7 +258,7 @@ def test_example_fixtures(dra_example_dir: Path) -> None:
     assert manifests.pods == []
     assert manifests.nodes == []
     assert len(manifests) == 4
-    source = manifests.source_of(manifests.slices[0])
+    source = _source(manifests, manifests.slices[0])
     assert source == str(dra_example_dir / "01-deviceclass-and-slice.yaml") + " doc 2"
     assert manifests.slices[0]["spec"]["devices"][0]["capacity"]["compute"] == {"value": "100"}
 
@@ -315,8 +320,8 @@ def test_cluster_directory(cluster_dir: Path) -> None:
 
     # List items are named by index; documents after empty ones keep their real index
     slices_file = cluster_dir / "nodes" / "slices.json"
-    assert manifests.source_of(manifests.slices[2]) == f"{slices_file} items[2]"
-    assert manifests.source_of(manifests.nodes[2]) == f"{nodes_file} doc 5"
+    assert _source(manifests, manifests.slices[2]) == f"{slices_file} items[2]"
+    assert _source(manifests, manifests.nodes[2]) == f"{nodes_file} doc 5"
 
     trainer = manifests.pods[1]
     assert trainer["status"]["resourceClaimStatuses"] == [
@@ -372,7 +377,7 @@ def test_yaml_list_and_typed_list(tmp_path: Path) -> None:
     assert [name_of(o) for o in manifests.classes] == ["c1"]
     s2 = manifests.slices[1]
     assert (s2["apiVersion"], s2["kind"]) == ("resource.k8s.io/v1", "ResourceSlice")
-    assert manifests.source_of(s2) == f"{path} doc 2 items[0]"
+    assert _source(manifests, s2) == f"{path} doc 2 items[0]"
 
 
 def test_v1beta2_items_are_converted(tmp_path: Path) -> None:
@@ -392,9 +397,9 @@ def test_v1beta2_items_are_converted(tmp_path: Path) -> None:
 def test_parse_manifests_text() -> None:
     text = json.dumps(slice_for("node-a"))
     manifests = parse_manifests(text, source="stdin")
-    assert manifests.source_of(manifests.slices[0]) == "stdin"
+    assert _source(manifests, manifests.slices[0]) == "stdin"
     manifests = parse_manifests("{apiVersion: v1, kind: Node, metadata: {name: n}}")
-    assert manifests.source_of(manifests.nodes[0]) == "<string> doc 1"
+    assert _source(manifests, manifests.nodes[0]) == "<string> doc 1"
     assert len(parse_manifests("")) == 0
 
 

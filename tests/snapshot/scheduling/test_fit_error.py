@@ -138,7 +138,7 @@ def _cluster() -> StaticCluster:
 
 def test_a_cycle_explains_every_node() -> None:
     cycle = PodCycle(default_plugins(), pod(requests={"cpu": "2"}), _cluster())
-    assert cycle.first_fit(["small", "tainted", "cordoned"]) is None
+    assert all(cycle.filter(n) is not None for n in ["small", "tainted", "cordoned"])
     error = cycle.fit_error()
     assert error.message() == (
         "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {gpu: a100}, "
@@ -151,7 +151,8 @@ def test_fit_error_filters_nodes_not_tried_and_refuses_when_one_fits() -> None:
     cycle = PodCycle(default_plugins(), pod(requests={"cpu": "2"}), _cluster())
     assert cycle.fit_error().num_all_nodes == 3  # no node was tried before
     fits_small = PodCycle(default_plugins(), pod(requests={"cpu": "100m"}), _cluster())
-    assert fits_small.first_fit(["tainted", "small"]) == "small"
+    assert fits_small.filter("tainted") is not None
+    assert fits_small.filter("small") is None
     with pytest.raises(SchedulingError, match="pod default/p fits node small"):
         fits_small.fit_error()
 
@@ -180,7 +181,7 @@ def test_node_affinity_to_node_names_narrows_the_nodes_tried() -> None:
     cycle = PodCycle(
         default_plugins(), pod(requests={"cpu": "2"}, **_name_affinity(["small"])), _cluster()
     )
-    assert cycle.first_fit(["small", "tainted", "cordoned"]) is None
+    assert all(cycle.filter(n) is not None for n in ["small", "tainted", "cordoned"])
     assert cycle.fit_error().message() == (
         "0/3 nodes are available: 1 Insufficient cpu, "
         "2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
@@ -237,7 +238,7 @@ def test_dynamic_resources_plugs_in_last_with_its_reasons() -> None:
     )
     claiming = pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
     cycle = PodCycle(default_plugins(backend), claiming, cluster)
-    assert cycle.first_fit(cluster.node_names()) is None
+    assert all(cycle.filter(n) is not None for n in cluster.node_names())
     assert cycle.fit_error().message() == (
         "0/3 nodes are available: 1 node(s) had untolerated taint {gpu: a100}, "
         "2 cannot allocate all claims."
@@ -262,7 +263,8 @@ def test_dra_backed_extended_resources_reach_the_backend() -> None:
     cycle = PodCycle(
         plugins, pod(requests={"example.com/gpu": "2"}), StaticCluster([node("a"), node("b")])
     )
-    assert backend.fits[-1].dra_requests == {"example.com/gpu": 2}
+    assert backend.fits[-1].dra_backed == frozenset({"example.com/gpu"})
+    assert backend.fits[-1].requests.scalar("example.com/gpu") == 2
     assert cycle.filter("a") is None
     assert cycle.filter("b") == NodeResult("DynamicResources", (CANNOT_ALLOCATE_ALL_CLAIMS,))
 

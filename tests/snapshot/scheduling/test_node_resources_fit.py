@@ -242,7 +242,7 @@ def test_dra_requests_are_available_to_the_dra_side() -> None:
     fit = NodeResourcesFit(lambda: frozenset({"example.com/gpu", "unused.io/x"}))
     state = fit.fit_for(pod_facts(_pod({"example.com/gpu": "2", A: "1"})))
     assert state.dra_backed == frozenset({"example.com/gpu"})
-    assert state.dra_requests == {"example.com/gpu": 2}
+    assert state.requests.scalar("example.com/gpu") == 2
 
 
 def test_plain_pods_take_the_fast_path_with_the_same_answer() -> None:

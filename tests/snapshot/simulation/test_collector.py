@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from drasnap.snapshot.cluster.snapshot import ClusterSnapshot
 from drasnap.snapshot.simulation import collector, lifecycle
-from drasnap.snapshot.simulation.inputs import Cluster
+from drasnap.snapshot.simulation.inputs import StartingObjects
 from drasnap.snapshot.simulation.runner import prepare, simulate
 from drasnap.snapshot.simulation.settings import Settings
 from drasnap.store import MemoryStore
@@ -64,9 +64,9 @@ def test_a_session_lets_the_starting_cluster_go_once_the_run_has_loaded_it(
 ) -> None:
     # The objects of the built cluster the loaded snapshot does not share (the pods before
     # binding, removed nodes' slices) would otherwise live as long as the session.
-    built: list[weakref.ref[Cluster]] = []
+    built: list[weakref.ref[StartingObjects]] = []
 
-    def prepare_and_watch(settings: Settings, *, strict: bool = False) -> Cluster:
+    def prepare_and_watch(settings: Settings, *, strict: bool = False) -> StartingObjects:
         cluster = prepare(settings, strict=strict)
         built.append(weakref.ref(cluster))
         return cluster

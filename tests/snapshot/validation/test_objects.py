@@ -10,7 +10,6 @@ from typing import Any
 import pydantic
 import pytest
 import yaml
-from drasnap.snapshot import validation
 from drasnap.snapshot.errors import ObjectValidationError
 from drasnap.snapshot.k8s.kinds import object_key
 from drasnap.snapshot.k8s.objects import (
@@ -18,7 +17,6 @@ from drasnap.snapshot.k8s.objects import (
     format_field_path,
     kind_of,
     name_of,
-    namespace_of,
     object_label,
     uid_of,
 )
@@ -357,8 +355,8 @@ def test_namespace_defaults_and_cluster_scoped_namespace_is_dropped() -> None:
     node = make_node()
     node["metadata"]["namespace"] = "ml"
     warnings: list[str] = []
-    assert namespace_of(validate(pod, warnings=warnings)) == "default"
-    assert namespace_of(validate(node, warnings=warnings)) is None
+    assert validate(pod, warnings=warnings)["metadata"]["namespace"] == "default"
+    assert "namespace" not in validate(node, warnings=warnings)["metadata"]
     assert warnings == [
         'Pod default/trainer-0: metadata.namespace: no namespace given, taken as "default"',
         "Node node-a: metadata.namespace: Node is cluster-scoped; namespace dropped",
@@ -629,11 +627,11 @@ def test_accessors() -> None:
     node = validate(make_node())
     assert kind_of(claim) == "ResourceClaim"
     assert name_of(claim) == "shared-gpu"
-    assert namespace_of(claim) == "ml"
+    assert claim["metadata"]["namespace"] == "ml"
     assert uid_of(claim) == "uid-shared-gpu"
     assert object_key(claim) == "ml/shared-gpu"
     assert object_key(node) == "node-a"
-    assert namespace_of(node) is None
+    assert "namespace" not in node["metadata"]
     assert uid_of(validate(make_class())) is None
     assert object_label(claim) == "ResourceClaim ml/shared-gpu"
     assert object_label({"kind": "Pod"}) == "Pod <unnamed>"
@@ -668,9 +666,7 @@ def test_quantity_table_matches_the_client_models() -> None:
                 assert "str" in str(cls.model_fields[name].annotation), (cls.__name__, name)
 
 
-def test_model_class() -> None:
-    assert validation.model_class("resource.k8s.io/v1", "ResourceClaim") is (
-        k8s.ResourceV1ResourceClaim
-    )
+def test_as_model_refuses_an_unknown_kind() -> None:
+    # The class of each supported kind: test_as_model_returns_the_client_class above.
     with pytest.raises(ObjectValidationError, match="unknown kind"):
-        validation.model_class("v1", "Secret")
+        as_model({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
