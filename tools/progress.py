@@ -1,11 +1,12 @@
 """Progress of a long command on stderr, drawn here for every command, in three shapes (each
 library function reports its own way, and each shape draws one):
 
-- :class:`Progress`, a run of counted steps (``simulate``, a ``snapshot.simulation.Report``):
-  on a terminal a bar redrawn in place (at most ten times a second) with the steps done, what
-  the run has decided so far (nodes removed or added) and the time left. When stderr is not a
-  terminal (CI, ``nohup``, a Job's log) a plain line is written every ``interval`` seconds, so a
-  run that takes an hour shows it is alive without flooding the log.
+- :class:`Progress`, a run of counted steps (``simulate``, a
+  ``snapshot.simulation.ProgressCallback``): on a terminal a bar redrawn in place (at most ten
+  times a second) with the steps done, what the run has decided so far (nodes removed or
+  added) and the time left. When stderr is not a terminal (CI, ``nohup``, a Job's log) a plain
+  line is written every ``interval`` seconds, so a run that takes an hour shows it is alive
+  without flooding the log.
 - :class:`ObjectCounts`, a live cluster listed kind by kind (``capture``, and ``record``'s
   first capture): the objects of each kind so far, redrawn in place, on a terminal only.
 - :func:`milestone`, a long command that counts no steps (``bench``'s workloads, ``replay``'s
