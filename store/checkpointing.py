@@ -1,13 +1,13 @@
 """The durable store's way to SQL: the checkpoint, its policy and the write-behind hand-over.
 
-:class:`Checkpointing` is a mixin of :class:`store.durable.Store`, which holds every attribute
-it reads (declared below for the type checker, set by ``Store.__init__`` and ``Store.open``): it
-is the store's "-- durability --" section, moved here to keep ``store/durable.py`` about the
-layers, reads and writes (the module docstring there says what a checkpoint promises). A
-checkpoint either plans and flushes the rows on the store's connection
-(:func:`store.pending.plan`, :func:`store.persist.flush`) or hands the journal to the
-write-behind process (:mod:`store.writer`), which :func:`start_writer` starts when the store is
-opened. It never imports ``store.durable``: the store imports it.
+:class:`Checkpointing` is a mixin of :class:`store.durable.Store`, which holds every attribute it
+reads (declared below for the type checker, set by ``Store.__init__`` and ``Store.open``): it is the
+store's "-- durability --" section, moved here to keep ``store/durable.py`` about the layers, reads
+and writes (the module docstring there says what a checkpoint promises). A checkpoint either plans
+and flushes the rows on the store's connection (:func:`store.pending.plan`,
+:func:`store.sql.persist.flush`) or hands the journal to the write-behind process
+(:mod:`store.behind.writer`), which :func:`start_writer` starts when the store is opened. It never
+imports ``store.durable``: the store imports it.
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from drasnap.store import _sql, pending, persist
+from drasnap.store import pending
+from drasnap.store.behind.writer import Writer
 from drasnap.store.cache import LayerStack
 from drasnap.store.codec import parse_digest
 from drasnap.store.errors import InvalidValueError
-from drasnap.store.lock import WriterLock
 from drasnap.store.options import StoreOptions
 from drasnap.store.rows import EntryTuple, Flushed
-from drasnap.store.writer import Writer
+from drasnap.store.sql import engines, persist
+from drasnap.store.sql.lock import WriterLock
 from sqlalchemy import Connection
 
 _now = time.time
@@ -32,9 +33,9 @@ _SHIP_EVERY = 1024  # journal entries per batch handed to the write-behind proce
 
 
 def start_writer(
-    target: _sql.Target, name: str, settings: StoreOptions, lock: WriterLock, faults: str = ""
+    target: engines.Target, name: str, settings: StoreOptions, lock: WriterLock, faults: str = ""
 ) -> Writer | None:
-    """The write-behind process of a store being opened (see :mod:`store.writer`); None when
+    """The write-behind process of a store being opened (see :mod:`store.behind.writer`); None when
     ``write_behind="auto"`` finds it cannot be used there. ``faults``: tests only (the
     ``_writer_faults`` of ``Store.open``)."""
     sqlite_file = target.dialect == "sqlite" and target.path is not None
@@ -70,7 +71,7 @@ class Checkpointing:
     _ops_left: int
     _last_checkpoint: float
     _conn: Connection | None
-    _target: _sql.Target | None
+    _target: engines.Target | None
     _writer: Writer | None
     _shipped: int
     _auto: bool
@@ -113,7 +114,7 @@ class Checkpointing:
         if self._writer is not None:
             self._hand_over(wait=wait)
             return
-        with _sql.translate(self._require_target(), f"checkpointing store {self._name!r}"):
+        with engines.translate(self._require_target(), f"checkpointing store {self._name!r}"):
             owed = pending.plan(
                 self._cache,
                 self._journal,
@@ -125,7 +126,7 @@ class Checkpointing:
                 chain=self._chain,
                 resolve=lambda keys: persist.resolved_encoded(conn, sid, keys),
             )
-        with _sql.translate(
+        with engines.translate(
             self._require_target(), f"checkpointing store {self._name!r}", owed.encoded_size
         ):
             self._flushed(persist.flush(conn, owed))
@@ -197,6 +198,6 @@ class Checkpointing:
         elif self._writer is not None and len(self._journal or ()) - self._shipped >= _SHIP_EVERY:
             self._ship()
 
-    def _require_target(self) -> _sql.Target:
+    def _require_target(self) -> engines.Target:
         assert self._target is not None
         return self._target

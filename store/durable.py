@@ -3,25 +3,25 @@
 The store owns its state: the journal buffer, the counters, the checkpoint policy and the state
 digest. Its layers and read cache are a :mod:`store.cache` strategy (every value in memory by
 default; ``cache_size=N`` for a bounded cache whose misses read SQL), whose data model is
-written out there; ``store.tables`` has the one in SQL, and :mod:`store.opening` connects,
+written out there; ``store.sql.tables`` has the one in SQL, and :mod:`store.sql.opening` connects,
 locks and loads. A checkpoint plans a :class:`store.rows.Pending` (rows, counters, digest:
-:func:`store.pending.plan`) and hands it to :func:`store.persist.flush`, which writes it in one
+:func:`store.pending.plan`) and hands it to :func:`store.sql.persist.flush`, which writes it in one
 transaction and answers what it wrote: only plain values cross to the SQL side. The checkpoint,
 its policy and the write-behind hand-over are the methods of a mixin of ``Store``,
 :class:`store.checkpointing.Checkpointing` (this module keeps opening, layers, reads and writes).
 
-Durability: after ``checkpoint()`` returns, the state (open layers and labels included) survives
-the process being killed; with ``sync="full"`` it also survives a power cut. Reopening after a
-crash gives the state of the last checkpoint — an operation boundary — never a half-applied one.
-Automatic checkpoints (the policy, set by :class:`store.options.StoreOptions`) happen after
-``checkpoint_interval`` seconds of work, when more than ``max_pending`` journal entries wait, and
-at a commit into the base unless the last checkpoint is more recent than
-``checkpoint_on_base_commit`` seconds; ``auto_checkpoint=False`` leaves them all to
-``checkpoint()`` and ``maybe_checkpoint()``. ``close()`` checkpoints. A Fork ... Revert between
-two checkpoints costs no SQL. With ``write_behind=True`` the journal buffer is handed in batches
-to a process of the store's own, which mirrors the store and writes the rows and checkpoints
-(:mod:`store.writer`, :mod:`store.writer_process`); ``checkpoint()`` and ``close()`` still wait
-until it is durable, the policy's checkpoints and ``checkpoint(wait=False)`` do not.
+Durability: after ``checkpoint()`` returns, the state (open layers and labels included) survives the
+process being killed; with ``sync="full"`` it also survives a power cut. Reopening after a crash
+gives the state of the last checkpoint — an operation boundary — never a half-applied one. Automatic
+checkpoints (the policy, set by :class:`store.options.StoreOptions`) happen after
+``checkpoint_interval`` seconds of work, when more than ``max_pending`` journal entries wait, and at
+a commit into the base unless the last checkpoint is more recent than ``checkpoint_on_base_commit``
+seconds; ``auto_checkpoint=False`` leaves them all to ``checkpoint()`` and ``maybe_checkpoint()``.
+``close()`` checkpoints. A Fork ... Revert between two checkpoints costs no SQL. With
+``write_behind=True`` the journal buffer is handed in batches to a process of the store's own, which
+mirrors the store and writes the rows and checkpoints (:mod:`store.behind.writer`,
+:mod:`store.behind.writer_process`); ``checkpoint()`` and ``close()`` still wait until it is
+durable, the policy's checkpoints and ``checkpoint(wait=False)`` do not.
 
 Values returned by ``get``/``items`` are shared with the cache and read-only by contract: never
 mutate them; ``put`` a new value instead. The store never mutates a value after ``put``.
@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from drasnap.store import _sql, opening, pending, persist
+from drasnap.store import pending
+from drasnap.store.behind.writer import Writer
 from drasnap.store.cache import BoundedCache, FullCache, Layer, LayerStack
 from drasnap.store.checkpointing import CHECK_EVERY as _CHECK_EVERY
 from drasnap.store.checkpointing import Checkpointing
@@ -57,10 +58,10 @@ from drasnap.store.errors import (
 )
 from drasnap.store.followers import Followed
 from drasnap.store.interface import ABSENT, MISS, TOMBSTONE, Closing, LayerInfo
-from drasnap.store.lock import WriterLock
 from drasnap.store.options import StoreOptions, check_store_name
 from drasnap.store.rows import EntryTuple, Loaded
-from drasnap.store.writer import Writer
+from drasnap.store.sql import engines, opening, persist
+from drasnap.store.sql.lock import WriterLock
 from sqlalchemy import Connection
 
 Key = tuple[str, str]
@@ -100,8 +101,8 @@ class Store(Checkpointing, Followed, Closing):
         self._last_checkpoint = _monotonic()
         self._connected: opening.Connected | None = None
         self._conn: Connection | None = None
-        self._target: _sql.Target | None = None
-        self._writer: Writer | None = None  # write-behind (store.writer), when asked for
+        self._target: engines.Target | None = None
+        self._writer: Writer | None = None  # write-behind (store.behind.writer), when asked for
         self._shipped = 0  # journal entries already handed to the writer
         self._apply_policy(_DEFAULTS)
         self._journal_complete = True
@@ -150,7 +151,7 @@ class Store(Checkpointing, Followed, Closing):
         settings = StoreOptions(**options)
         writers: list[Writer] = []
 
-        def start_writer(target: _sql.Target, lock: WriterLock) -> None:
+        def start_writer(target: engines.Target, lock: WriterLock) -> None:
             writer = _start_writer(target, name, settings, lock, writer_faults)
             if writer is not None:
                 writers.append(writer)
@@ -434,7 +435,7 @@ class Store(Checkpointing, Followed, Closing):
         """
         self._readable()
         if self._writer is not None:  # it holds the digest of the last checkpoint it wrote
-            with _sql.translate(self._require_target(), f"digesting store {self._name!r}"):
+            with engines.translate(self._require_target(), f"digesting store {self._name!r}"):
                 self._ship()
                 return self._writer.digest()
         changes = list(self._cache.digest_changes())

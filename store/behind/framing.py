@@ -1,6 +1,6 @@
 """Framed messages over a pipe: an 8-byte length, then a pickle (the store and its write-behind
-process, :mod:`store.writer` and :mod:`store.writer_process`, are the same program: pickle is
-their own format, never read from anywhere else)."""
+process, :mod:`store.behind.writer` and :mod:`store.behind.writer_process`, are the same program:
+pickle is their own format, never read from anywhere else)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The write-behind process: it writes a store's checkpoints while the store's own process goes
-on (``store.writer_process`` run as ``__main__`` with ``PARENT_PID URL NAME SYNC [FAULTS]``,
-started by :class:`store.writer.Writer`; it reads its messages on stdin and answers on stdout).
-``FAULTS``, for tests only, is a fault plan (:func:`parse_faults`), which the tests hand to
+"""The write-behind process: it writes a store's checkpoints while the store's own process goes on
+(``store.behind.writer_process`` run as ``__main__`` with ``PARENT_PID URL NAME SYNC [FAULTS]``,
+started by :class:`store.behind.writer.Writer`; it reads its messages on stdin and answers on
+stdout). ``FAULTS``, for tests only, is a fault plan (:func:`parse_faults`), which the tests hand to
 ``Store.open`` as ``_writer_faults``: a production store never passes one.
 
 Why a process: the writes of a flush are one ``executemany`` per table, and both the ``sqlite3``
@@ -23,9 +23,9 @@ What it does:
 - ``("checkpoint", ts, next_layer)``: plans the entry rows and the state digest from the mirror
   (:meth:`store.cache.LayerStack.pending_entries`, :func:`store.codec.digest_after`: the
   store's own code), hashes the journal chain over the rows of the transaction
-  (:class:`store.chain.ChainHasher`), writes them (:func:`store.persist.write`) and commits;
+  (:class:`store.chain.ChainHasher`), writes them (:func:`store.sql.persist.write`) and commits;
   answers ``("flushed", (next_seq, checkpoint_seq, state_digest, chain))``, ``("failed",
-  reason)``, or on a full disk ``("full", message)`` (:func:`store.disk.full_message`: the
+  reason)``, or on a full disk ``("full", message)`` (:func:`store.sql.disk.full_message`: the
   path, the free space, the bytes it has to write), on which the store stops at once; the
   same message, unasked, when a batch of rows finds the disk full.
 - ``("digest",)``: the state digest now (``("digest", text)``); ``("close", abandon)``: commit
@@ -53,14 +53,14 @@ import sys
 from typing import Any
 
 import orjson
-from drasnap.store import _sql, disk, persist
+from drasnap.store.behind.framing import receive, send
 from drasnap.store.cache import FullCache
 from drasnap.store.chain import ChainHasher
 from drasnap.store.codec import digest_after, format_digest, parse_digest
 from drasnap.store.errors import one_line
-from drasnap.store.framing import receive, send
 from drasnap.store.pending import encoded_changes, plan
 from drasnap.store.rows import Entry, EntryRow, EntryTuple, JournalRow, journal_row, with_chain
+from drasnap.store.sql import disk, engines, persist
 from sqlalchemy import Connection, RootTransaction
 
 _PR_SET_PDEATHSIG = 1
@@ -87,7 +87,7 @@ class Mirror:
         self,
         conn: Connection,
         name: str,
-        target: _sql.Target,
+        target: engines.Target,
         faults: frozenset[tuple[str, int]] = frozenset(),
     ) -> None:
         assert target.path is not None
@@ -95,7 +95,7 @@ class Mirror:
         self.path = target.path
         self.display = target.display
         self.wal = f"{target.path}-wal"
-        with _sql.snapshot(conn), conn.begin():
+        with engines.snapshot(conn), conn.begin():
             row = persist.find_store(conn, name)
             loaded = persist.load(conn, row, with_base=True, decoded=False)
         self.store_id = loaded.store_id
@@ -295,9 +295,9 @@ def serve(
     ``faults``: tests only (:func:`parse_faults`)."""
     _die_with(parent)
     try:
-        target = _sql.parse_target(url)
-        engine = _sql.create(target, sync=sync)
-        conn = _sql.connect(engine, target)
+        target = engines.parse_target(url)
+        engine = engines.create(target, sync=sync)
+        conn = engines.connect(engine, target)
         _pragma(conn, "wal_autocheckpoint = 0")  # see Mirror.tidy
         mirror = Mirror(conn, name, target, faults)
     except Exception as exc:

@@ -1,5 +1,5 @@
 """Write-behind (``write_behind=True``): a store's journal and checkpoints are written by a process
-of its own (:mod:`store.writer_process`) while the store's process goes on.
+of its own (:mod:`store.behind.writer_process`) while the store's process goes on.
 
 The store hands its journal buffer over in batches as it grows (:meth:`Writer.ship`); the
 writer process mirrors the store from those rows and inserts them at once, in a transaction
@@ -68,8 +68,8 @@ import sys
 import threading
 from typing import Any
 
+from drasnap.store.behind.framing import frame, receive, write_all
 from drasnap.store.errors import DatabaseError
-from drasnap.store.framing import frame, receive, write_all
 from drasnap.store.rows import EntryTuple
 
 __all__ = ["Writer"]
@@ -86,14 +86,14 @@ _BOOT = (
     "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
     "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
     "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); "
-    "import runpy; runpy.run_module('drasnap.store.writer_process', run_name='__main__')"
+    "import runpy; runpy.run_module('drasnap.store.behind.writer_process', run_name='__main__')"
 )
 
 
 class Writer:
     """The store's side of the write-behind process.
 
-    The process is a new interpreter running :mod:`store.writer_process`, not a fork of the
+    The process is a new interpreter running :mod:`store.behind.writer_process`, not a fork of the
     store's: a fork would share the store's heap copy-on-write, and the store's process would
     then copy every page it touches (its garbage collector touches them all). Starting costs a
     third of a second (importing SQLAlchemy), while the store goes on: it only waits for a
@@ -105,7 +105,7 @@ class Writer:
         self, url: str, name: str, *, sync: str, keep_fds: tuple[int, ...], _faults: str = ""
     ) -> None:
         """Start the process for store ``name`` at ``url``. ``_faults`` is for tests only: a
-        fault plan for the process (:func:`store.writer_process.parse_faults`)."""
+        fault plan for the process (:func:`store.behind.writer_process.parse_faults`)."""
         self._name = name
         faults = [_faults] if _faults else []
         # Started with the two signals blocked (a blocked signal stays blocked across exec),
