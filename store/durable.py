@@ -7,8 +7,9 @@ written out there; ``store.sql.tables`` has the one in SQL, and :mod:`store.sql.
 locks and loads. A checkpoint plans a :class:`store.rows.Pending` (rows, counters, digest:
 :func:`store.pending.plan`) and hands it to :func:`store.sql.persist.flush`, which writes it in one
 transaction and answers what it wrote: only plain values cross to the SQL side. The checkpoint,
-its policy and the write-behind hand-over are the methods of a mixin of ``Store``,
-:class:`store.checkpointing.Checkpointing` (this module keeps opening, layers, reads and writes).
+its policy and the write-behind hand-over belong to the store's
+:class:`store.checkpointing.Checkpointer`, which owns the journal buffer, the journal's counters
+and the digest at the last checkpoint (this module keeps opening, layers, reads and writes).
 
 Durability: after ``checkpoint()`` returns, the state (open layers and labels included) survives the
 process being killed; with ``sync="full"`` it also survives a power cut. Reopening after a crash
@@ -40,7 +41,7 @@ from drasnap.store import pending
 from drasnap.store.behind.writer import Writer
 from drasnap.store.cache import BoundedCache, FullCache, Layer, LayerStack
 from drasnap.store.checkpointing import CHECK_EVERY as _CHECK_EVERY
-from drasnap.store.checkpointing import Checkpointing
+from drasnap.store.checkpointing import Checkpointer
 from drasnap.store.checkpointing import start_writer as _start_writer
 from drasnap.store.codec import (
     check_name,
@@ -66,11 +67,10 @@ from sqlalchemy import Connection
 
 Key = tuple[str, str]
 _now = time.time
-_monotonic = time.monotonic
 _DEFAULTS = StoreOptions()
 
 
-class Store(Checkpointing, Followed, Closing):
+class Store(Followed, Closing):
     """A durable, versioned key-value store of JSON values, organised as patch layers.
 
     Open it with :meth:`Store.open`; see the module docstring for durability and concurrency,
@@ -85,36 +85,19 @@ class Store(Checkpointing, Followed, Closing):
         self._name = ""
         self._cache: LayerStack = FullCache()
         self._layers: list[Layer] = self._cache.layers  # the cache's, read on every write
-        # A store.rows.Entry (as a plain tuple) per operation since the last flush; the flush
-        # turns each into a journal row. The buffer holds encodings,
-        # not values, so a value overwritten before the flush is freed at once (a buffer of
-        # values kept whole object trees alive, and Python's full GC passes grew with them).
+        self._checkpointer = Checkpointer(self._cache, _DEFAULTS)
+        # The checkpointer's journal buffer (the same list), appended to on every write.
         self._journal: list[EntryTuple] | None = None
-        self._seq = 1
         self._next_layer = 1
-        self._checkpoint_seq: int | None = None
-        self._chain: str | None = None  # the journal chain at the last checkpoint
-        self._digest = 0
-        self._store_id = 0
         self._created_at = 0.0
-        self._ops_left = _CHECK_EVERY
-        self._last_checkpoint = _monotonic()
+        self._ops_left = _CHECK_EVERY  # operations until the checkpointer's next look (tick)
         self._connected: opening.Connected | None = None
         self._conn: Connection | None = None
         self._target: engines.Target | None = None
-        self._writer: Writer | None = None  # write-behind (store.behind.writer), when asked for
-        self._shipped = 0  # journal entries already handed to the writer
-        self._apply_policy(_DEFAULTS)
+        self._options = _DEFAULTS
         self._journal_complete = True
         self._backend = ""
         super().__init__()
-
-    def _apply_policy(self, options: StoreOptions) -> None:
-        self._options = options
-        self._auto = options.auto_checkpoint
-        self._interval = options.checkpoint_interval
-        self._on_base_commit = options.base_commit_gap
-        self._max_pending = options.max_pending
 
     # -- opening and closing ---------------------------------------------------------------------
 
@@ -172,15 +155,12 @@ class Store(Checkpointing, Followed, Closing):
         store = cls()
         store._name = name
         store._readonly = readonly
-        store._apply_policy(settings)
+        store._options = settings
         store._connected = connected
         store._target = connected.target
         store._conn = connected.conn
         store._backend = connected.backend
-        journal_on = settings.journal
-        if not readonly:
-            store._journal = [] if journal_on else None
-        store._journal_complete = loaded.journal_complete and journal_on
+        store._journal_complete = loaded.journal_complete and settings.journal
         cache: LayerStack
         if settings.cache_size is None:
             cache = FullCache()
@@ -189,7 +169,17 @@ class Store(Checkpointing, Followed, Closing):
             base = persist.SqlBase(connected.conn, loaded.store_id, connected.target)
             cache = BoundedCache(settings.cache_size, base)
         store._install(cache, loaded)
-        store._writer = writers[0] if writers else None
+        store._checkpointer = Checkpointer(
+            cache,
+            settings,
+            name=name,
+            loaded=loaded,
+            conn=connected.conn,
+            target=connected.target,
+            journal=settings.journal and not readonly,
+            writer=writers[0] if writers else None,
+        )
+        store._journal = store._checkpointer.journal
         store._closed = False
         store._blocked = readonly
         return store
@@ -207,20 +197,14 @@ class Store(Checkpointing, Followed, Closing):
         return opening.drop(target, name)
 
     def _install(self, cache: LayerStack, loaded: Loaded) -> None:
-        self._store_id = loaded.store_id
         self._created_at = loaded.created_at
-        self._seq = loaded.next_seq
         self._next_layer = loaded.next_layer
-        self._digest = loaded.digest
-        self._checkpoint_seq = loaded.checkpoint_seq
-        self._chain = loaded.chain
         cache.install(loaded)
         self._cache = cache
         self._layers = cache.layers
         # The store's most frequent call goes straight to the cache (one dict lookup with every
         # value in memory); close() removes the shortcut, so a closed store raises.
         self.get = cache.get  # type: ignore[method-assign]
-        self._last_checkpoint = _monotonic()
 
     def close(self, *, checkpoint: bool = True) -> None:
         """Checkpoint (writers) and release the database and the writer lock. Idempotent.
@@ -230,17 +214,15 @@ class Store(Checkpointing, Followed, Closing):
         """
         if self._closed:
             return
+        checkpointer = self._checkpointer
         try:
-            if checkpoint and not self._readonly and self._has_unflushed():
+            if checkpoint and not self._readonly and checkpointer.has_unflushed():
                 self.checkpoint()
-            elif checkpoint and self._writer is not None:
-                self._writer.wait()  # what the policy handed over is durable, or said to fail
+            elif checkpoint:
+                checkpointer.wait_for_writer()
         finally:
-            if self._writer is not None:
-                # It writes what it was handed first (checkpoint=False: as a crash would, or
-                # not), and ends before the lock goes: it holds the lock file too.
-                writer, self._writer = self._writer, None
-                writer.close()
+            # It writes what it was handed first (checkpoint=False: as a crash would, or not).
+            checkpointer.stop_writer()
             self._closed = True
             self._blocked = True
             self.__dict__.pop("get", None)
@@ -295,6 +277,47 @@ class Store(Checkpointing, Followed, Closing):
     def _readable(self) -> None:
         if self._closed:
             raise StoreClosedError(f"Cannot read from a closed store ({self._name!r}).")
+
+    # -- checkpoints (the Checkpointer writes them) -------------------------------------------
+
+    def checkpoint(self, *, wait: bool = True) -> None:
+        """Make everything so far durable, open layers and labels included, in one transaction.
+
+        Writes what changed since the previous checkpoint, the buffered journal and a
+        ``checkpoint`` journal entry carrying the state digest. A no-op on a read-only store.
+        Returns once it is durable, with write-behind too. ``wait=False``, with write-behind
+        only: return once the checkpoint is handed to the writer process (a caller that needs a
+        restart point, not yet a durable one); a failure is then reported by a later checkpoint
+        or ``close()``.
+
+        Raises:
+            DatabaseError: the write failed; nothing was lost from memory, so retrying is safe.
+        """
+        self._checkpoint(wait=wait)
+
+    def _checkpoint(self, *, wait: bool) -> None:
+        if self._closed:
+            self._readable()
+        if self._readonly:
+            return
+        self._checkpointer.checkpoint(self._next_layer, wait=wait)
+        self._ops_left = _CHECK_EVERY
+
+    def maybe_checkpoint(self) -> bool:
+        """Checkpoint if the policy says it is due (interval elapsed or too much pending).
+
+        For callers that turn ``auto_checkpoint`` off and checkpoint at their own safe points.
+        Returns whether it checkpointed.
+        """
+        self._writable("checkpoint")
+        if self._checkpointer.due():
+            self._checkpoint(wait=False)
+            return True
+        return False
+
+    def _tick(self) -> None:
+        self._ops_left = _CHECK_EVERY
+        self._checkpointer.tick(self._next_layer)
 
     # -- followers -------------------------------------------------------------------------------
 
@@ -377,13 +400,8 @@ class Store(Checkpointing, Followed, Closing):
         into = self._cache.commit()
         if self._journal is not None:
             self._journal.append((_now(), "commit", depth, instance, into, None, None, None, None))
-        gap = self._on_base_commit
-        if (
-            into == 0  # only a commit into the base reads the clock
-            and self._auto
-            and gap is not None
-            and _monotonic() - self._last_checkpoint >= gap
-        ):
+        # Only a commit into the base reads the clock.
+        if into == 0 and self._checkpointer.due_at_base_commit():
             self._checkpoint(wait=False)
             return 0
         self._ops_left -= 1
@@ -434,14 +452,14 @@ class Store(Checkpointing, Followed, Closing):
         O(keys changed since the last checkpoint) with an unbounded cache.
         """
         self._readable()
-        if self._writer is not None:  # it holds the digest of the last checkpoint it wrote
-            with engines.translate(self._require_target(), f"digesting store {self._name!r}"):
-                self._ship()
-                return self._writer.digest()
+        checkpointer = self._checkpointer
+        if checkpointer.writer is not None:  # it holds the digest of the last checkpoint it wrote
+            return checkpointer.writer_digest()
         changes = list(self._cache.digest_changes())
         if any(old is MISS for _, old, _ in changes):
             return self._full_digest()
-        return format_digest(digest_after(self._digest, pending.encoded_changes(changes, encode)))
+        since = pending.encoded_changes(changes, encode)
+        return format_digest(digest_after(checkpointer.digest, since))
 
     def _full_digest(self) -> str:
         total = 0
