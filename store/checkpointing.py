@@ -153,8 +153,7 @@ class Checkpointer:
         else:
             writer.poll()
         if writer.last is not None:
-            self.seq, self.checkpoint_seq, digest, self._chain = writer.last
-            self.digest = parse_digest(digest)
+            self._flushed(writer.last)
 
     def _flushed(self, flushed: Flushed) -> None:
         self.seq = flushed.next_seq
