@@ -363,6 +363,7 @@ class ClusterSnapshot(Closing):
         # device, are skipped with the cheap checks first: this loop runs for every node, and
         # the filters run only on the nodes that pass them.
         want = facts.requests
+        room = want.cpu_memory_pods  # the scalars may be DRA's: the filters check them
         cpu, memory = want.cpu, want.memory
         allocatable_of = self._nodes.allocatable.get
         slices_of = self._nodes.slices.get
@@ -385,12 +386,7 @@ class ClusterSnapshot(Closing):
             have = allocatable_of(node_name)
             if have is None:
                 continue  # no such node
-            used = used_on(node_name, _NOTHING)
-            if (
-                used.pods + 1 > have.pods
-                or (cpu > 0 and cpu + used.cpu > have.cpu)
-                or (memory > 0 and memory + used.memory > have.memory)
-            ):
+            if not room.fits_on(have, used_on(node_name, _NOTHING)):
                 continue
             if check_devices:
                 local = slices_of(node_name)
@@ -446,11 +442,7 @@ class ClusterSnapshot(Closing):
                 extra = added.get(name)
                 if extra is not None:
                     used = used + extra
-                if (
-                    used.pods + 1 > have.pods
-                    or (cpu > 0 and cpu + used.cpu > have.cpu)
-                    or (memory > 0 and memory + used.memory > have.memory)
-                ):
+                if not want.fits_on(have, used):
                     continue
                 if name in restricted:
                     return False, None  # its taints or cordon need the filters
@@ -519,18 +511,13 @@ class ClusterSnapshot(Closing):
         have = self._nodes.allocatable.get(placed.node)
         if key != placed.pod or key in self._pods.node_of or have is None:
             raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
-        want = pod_facts(pod).requests
+        room = pod_facts(pod).requests.cpu_memory_pods
         used = self._pods.requested.get(placed.node, _NOTHING)
         taken = self.dra.resource_claims.allocated_devices_view()
-        if (
-            used.pods + 1 > have.pods
-            or want.cpu + used.cpu > have.cpu
-            or want.memory + used.memory > have.memory
-            or any(
-                (r.get("driver"), r.get("pool"), r.get("device")) in taken
-                for _, allocation in placed.placement.allocations
-                for r in (allocation.get("devices") or {}).get("results") or ()
-            )
+        if not room.fits_on(have, used) or any(
+            (r.get("driver"), r.get("pool"), r.get("device")) in taken
+            for _, allocation in placed.placement.allocations
+            for r in (allocation.get("devices") or {}).get("results") or ()
         ):
             raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
         if placed.bound is not None and placed.bound[0] is pod:
