@@ -12,6 +12,7 @@ the same way with unscheduling a node's pods and placing them again.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -91,7 +92,7 @@ SPREADS: list[list[Obj]] = [
 ]  # fmt: skip
 
 
-def _key(taint: Obj) -> str:
+def _key(taint: Mapping[str, Any]) -> str:
     return str(taint["key"])
 
 
