@@ -1,5 +1,6 @@
 """The public names of drasnap.store (loaded lazily by __init__.py; mypy reads this)."""
 
+from ._sql import shown_target, target_dialect
 from .catalog import StoreInfo, list_stores
 from .durable import Store
 from .errors import (
@@ -88,4 +89,6 @@ __all__ = [
     "query",
     "register_view",
     "replay",
+    "shown_target",
+    "target_dialect",
 ]

@@ -154,6 +154,8 @@ def bench_cmd(
         )
     if "postgres" in names and not postgres_url:
         raise click.UsageError("the postgres backend needs --postgres-url")
+    if postgres_url:
+        _check_postgres_url(postgres_url)
     if plot is not None:
         try:
             import matplotlib  # noqa: F401
@@ -255,6 +257,23 @@ def bench_cmd(
         + f"; size {size}, {repeat} run(s) per backend"
     )
     _fail_on_mismatch(comparisons)
+
+
+def _check_postgres_url(url: str) -> None:
+    """A URL that is not PostgreSQL's is refused before anything runs (a file path would be
+    taken as a SQLite file: benchmarked, labelled PostgreSQL, and left behind)."""
+    from drasnap.store import StoreError, shown_target, target_dialect
+
+    try:
+        dialect = target_dialect(url)
+    except StoreError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--postgres-url'") from exc
+    if dialect != "postgresql":
+        raise click.BadParameter(
+            f"{shown_target(url)!r} is not a PostgreSQL URL: give "
+            "postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
+            param_hint="'--postgres-url'",
+        )
 
 
 def _fail_on_mismatch(comparisons: list[Any]) -> None:

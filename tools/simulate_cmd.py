@@ -40,7 +40,14 @@ from drasnap.snapshot.simulation import (
     refused_settings,
 )
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import DEFAULT_DB, database, json_option, name_option_with, seed_option
+from drasnap.tools.options import (
+    DEFAULT_DB,
+    database,
+    json_option,
+    name_option_with,
+    new_name,
+    seed_option,
+)
 from drasnap.tools.output import command_line, echo_json
 from drasnap.tools.progress import Progress
 
@@ -146,7 +153,8 @@ def _ca_flag_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @database
 @name_option_with(
     "The run's name in the database [default: a new one, <scenario>-<n>]; with --resume, "
-    "the run to start, continue or report [default: the newest unfinished run]."
+    "the run to start, continue or report [default: the newest unfinished run].",
+    callback=new_name,
 )
 @seed_option("Seed: the same seed, the same run.")
 @click.option(
