@@ -17,6 +17,7 @@ from drasnap.tools.bench.names import (
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import json_option, seed_option
 from drasnap.tools.output import echo_json
+from drasnap.tools.output_paths import check_output, writing
 
 if TYPE_CHECKING:
     from drasnap.tools.bench.suite import Row
@@ -161,6 +162,7 @@ def bench_cmd(
             import matplotlib  # noqa: F401
         except ImportError as exc:
             raise CommandError("--plot needs matplotlib: pip install 'drasnap[bench]'") from exc
+        check_output(plot, "--plot")  # (before the benchmark, which takes minutes)
     from drasnap.tools.bench import report, snapshot_bench, store_bench
     from drasnap.tools.bench.sizes import run_sizes
     from drasnap.tools.bench.suite import run_scaling, run_scenarios
@@ -239,7 +241,8 @@ def bench_cmd(
         tables += [*ca.table(comparisons, binary=str(against_ca), size=size, repeat=repeat), ""]
     m = machine(**info)
     if plot is not None:
-        report.plot(plot, scenario_rows, scaling_rows)
+        with writing(plot):
+            report.plot(plot, scenario_rows, scaling_rows)
         progress(f"chart written to {plot}")
     if as_json:
         settings = {"size": size, "repeat": repeat, "seed": seed, "backends": names}

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from drasnap.tools.options import name_option_with
+from drasnap.tools.output_paths import check_output, writing
 
 
 @click.command(name="demo")
@@ -24,6 +25,12 @@ def demo_cmd(db: Path, name: str) -> None:
 
         drasnap demo --db /tmp/demo.db
     """
+
+    with writing(check_output(db, "--db"), database=True):
+        _tour(db, name)
+
+
+def _tour(db: Path, name: str) -> None:
     from drasnap.store import Store
 
     with Store.open(db, name=name) as store:

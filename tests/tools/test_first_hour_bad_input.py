@@ -6,6 +6,12 @@ the real ``drasnap`` in a subprocess, as a user would.
 from __future__ import annotations
 
 import itertools
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.snapshot.simulation.test_scenarios import write_manifests
-from tests.tools.test_first_hour import drasnap, error, files_of, ok, ok_json, usage_error
+from tests.tools.test_first_hour import ROOT, drasnap, error, files_of, ok, ok_json, usage_error
 
 
 @pytest.fixture(scope="module")
@@ -166,3 +172,98 @@ def test_an_input_file_is_read_up_to_a_bound(
         "from one input file (split it into several files in a folder)"
     ]
     assert not (tmp_path / "s.db").exists()
+
+
+# -- item 4: outputs checked before the work, a failed write one line and nothing left ---------
+
+
+def drasnap_on_a_full_disk(
+    limit: int, *args: str | Path, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """``drasnap`` as on a disk that is full past ``limit`` bytes a file (RLIMIT_FSIZE: a write
+    beyond it fails with EFBIG, as ENOSPC would)."""
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-m", "drasnap.tools", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=limited,
+    )
+
+
+@pytest.mark.parametrize(
+    ("output", "fragment"),
+    [
+        ("nope/r.html", "-o nope/r.html: the folder nope does not exist"),
+        ("ref.db/r.html", "-o ref.db/r.html: ref.db is not a folder"),
+    ],
+    ids=["missing-folder", "file-as-folder"],
+)
+def test_report_into_a_folder_it_cannot_write_is_one_line(
+    ref: Path, output: str, fragment: str
+) -> None:
+    before = files_of(ref)
+    error(drasnap("report", "ref.db", "--name", "scale-down-1", "-o", output, cwd=ref), fragment)
+    assert files_of(ref) == before
+
+
+def test_report_on_a_full_disk_is_one_line_and_leaves_no_page(ref: Path) -> None:
+    before = files_of(ref)
+    # (32 KiB and a little more: SQLite's shared-memory file fits, the page does not.)
+    result = drasnap_on_a_full_disk(
+        40_000, "report", "ref.db", "--name", "scale-down-1", "-o", "r.html", cwd=ref
+    )
+    error(result, "cannot write r.html: File too large")
+    assert files_of(ref) == before
+    assert sorted(p.name for p in ref.iterdir()) == sorted(before)  # no temporary file either
+
+
+def test_export_into_proc_is_one_line(ref: Path) -> None:
+    before = files_of(ref)
+    error(
+        drasnap("export", "ref.db", "--name", "scale-down-1", "-o", "/proc/x", cwd=ref),
+        "cannot write /proc/x: No such file or directory",
+    )
+    error(
+        drasnap("export", "ref.db", "--name", "scale-down-1", "-o", "nope/x", cwd=ref),
+        "-o nope/x: the folder nope does not exist",
+    )
+    assert files_of(ref) == before
+
+
+def test_bench_plot_into_a_missing_folder_is_refused_before_the_benchmark(tmp_path: Path) -> None:
+    started = time.monotonic()
+    error(
+        drasnap("bench", "store", "--size", "tiny", "--plot", "nope/x.png", cwd=tmp_path),
+        "--plot nope/x.png: the folder nope does not exist",
+    )
+    assert time.monotonic() - started < 20  # (no benchmark ran)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["replay", "ref.db", "--name", "scale-down-1", "--into", "new.db"],
+        ["demo", "--db", "new.db"],
+    ],
+    ids=["replay-into", "demo-db"],
+)
+@pytest.mark.parametrize("limit", [4_000, 40_000], ids=["at-once", "midway"])
+def test_a_database_that_cannot_be_written_leaves_no_file(
+    ref: Path, tmp_path: Path, command: list[str], limit: int
+) -> None:
+    if command[0] == "replay" and limit < 33_000:
+        pytest.skip("reading ref.db needs its 32 KiB shared-memory file")
+    shutil.copy(ref / "ref.db", tmp_path / "ref.db")
+    before = files_of(tmp_path)
+    error(drasnap_on_a_full_disk(limit, *command, cwd=tmp_path), "new.db")
+    assert files_of(tmp_path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.db"]
