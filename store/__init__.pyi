@@ -15,6 +15,7 @@ from .errors import (
     StoreError,
     StoreLockedError,
     StoreNotFoundError,
+    hide_passwords,
 )
 from .interface import (
     ABSENT,
@@ -83,6 +84,7 @@ __all__ = [
     "View",
     "diff",
     "field_diff",
+    "hide_passwords",
     "iso_utc_sql",
     "list_stores",
     "open_state",

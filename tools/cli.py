@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 from drasnap.snapshot import SnapshotError
-from drasnap.store import StoreError, StoreLockedError
+from drasnap.store import StoreError, StoreLockedError, hide_passwords
 from drasnap.tools.errors import CommandError, one_line
 
 #: Each command: the module that holds it and its line in ``drasnap --help``. A command's module is
@@ -83,8 +83,9 @@ class _Group(click.Group):
             if ctx.meta.get("drasnap.traceback"):
                 raise
             message = locked_message(exc) if isinstance(exc, StoreLockedError) else str(exc)
-            # One line, whatever a library put in its message (a CEL error's caret diagram).
-            click.echo(f"Error: {one_line(message)}", err=True)
+            # One line, whatever a library put in its message (a CEL error's caret diagram),
+            # and no password, wherever a database URL was put in it.
+            click.echo(f"Error: {one_line(hide_passwords(message))}", err=True)
             ctx.exit(1)
 
 

@@ -19,7 +19,16 @@ import pytest
 from click.testing import CliRunner
 
 from tests.snapshot.simulation.test_scenarios import write_manifests
-from tests.tools.test_first_hour import ROOT, drasnap, error, files_of, ok, ok_json, usage_error
+from tests.tools.test_first_hour import (
+    ROOT,
+    _template_with,
+    drasnap,
+    error,
+    files_of,
+    ok,
+    ok_json,
+    usage_error,
+)
 
 
 @pytest.fixture(scope="module")
@@ -267,3 +276,40 @@ def test_a_database_that_cannot_be_written_leaves_no_file(
     error(drasnap_on_a_full_disk(limit, *command, cwd=tmp_path), "new.db")
     assert files_of(tmp_path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.db"]
+
+
+# -- item 7: a PostgreSQL password is never printed ---------------------------------------------
+
+
+@pytest.mark.postgres
+def test_a_postgres_password_is_never_printed(tmp_path: Path, fresh_postgres_url: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    # (Trust auth on the test server: any password connects; it must only never be shown.)
+    url = make_url(fresh_postgres_url).set(password="SeCrEtPw")
+    db = url.render_as_string(hide_password=False)
+    done = ok(drasnap("simulate", "scale-down", db, "--nodes", "4", cwd=tmp_path))
+    assert "SeCrEtPw" not in done.stdout + done.stderr
+    printed = done.stderr.split("Look at run 'scale-down-1' (with DRASNAP_DB set to ")[1]
+    assert printed.startswith(url.render_as_string(hide_password=True))
+    commands = [line.strip() for line in printed.splitlines()[1:]]
+    assert len(commands) == 4 and all('"$DRASNAP_DB"' in line for line in commands), commands
+    for line in commands:  # each runs, as printed, with the variable set
+        again = subprocess.run(
+            line, shell=True, cwd=tmp_path, capture_output=True, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "DRASNAP_DB": db},
+        )  # fmt: skip
+        assert again.returncode == 0, (line, again.stderr)
+    # An error naming the run names the database without its password.
+    dump = write_manifests(tmp_path / "dump")
+    _template_with(
+        dump,
+        lambda r: r.update(
+            selectors=[{"cel": {"expression": 'device.attributes["gpu.example.com"].nosuch'}}]
+        ),
+    )
+    failed = drasnap("simulate", "scale-up", db, "--from", dump, cwd=tmp_path)
+    assert failed.returncode == 1
+    line = failed.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"Error: run 'scale-up-1' in {url.render_as_string(hide_password=True)}")
+    assert "SeCrEtPw" not in failed.stdout + failed.stderr
