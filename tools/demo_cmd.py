@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from drasnap.tools.options import name_option_with
+from drasnap.tools.options import name_option_with, new_name
 from drasnap.tools.output_paths import check_output, writing
 
 
@@ -17,7 +17,9 @@ from drasnap.tools.output_paths import check_output, writing
     show_default=True,
     help="SQLite file to create (or reuse).",
 )
-@name_option_with("Named store inside the file.", default="demo", show_default=True)
+@name_option_with(
+    "Named store inside the file.", default="demo", show_default=True, callback=new_name
+)
 def demo_cmd(db: Path, name: str) -> None:
     """A tour of the versioned store on a SQLite file.
 

@@ -19,7 +19,7 @@ _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 def parse_duration(value: str) -> float:
     """``90``, ``90s``, ``5m``, ``1h`` -> seconds (a usage error otherwise)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", value)
+    match = re.fullmatch(r"\s*([-+]?\d+(?:\.\d+)?)\s*([smh]?)\s*", value)
     if match and float(match.group(1)) <= 0:  # (a number of seconds, but none to record)
         raise click.BadParameter(
             f"{value!r}: give a positive number of seconds (90), or of minutes or hours (5m, 1h)",

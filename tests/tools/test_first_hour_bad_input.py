@@ -81,7 +81,7 @@ def test_report_of_a_claim_the_run_never_held_says_so(ref: Path) -> None:
     (ref / "r.html").unlink()
 
 
-@pytest.mark.parametrize("duration", ["0", "0s", "0.0m"])
+@pytest.mark.parametrize("duration", ["0", "0s", "0.0m", "-5", "-1h"])
 def test_record_duration_zero_asks_for_a_positive_number(tmp_path: Path, duration: str) -> None:
     usage_error(
         drasnap("record", "r.db", "--duration", duration, cwd=tmp_path),
@@ -100,8 +100,8 @@ def test_record_names_a_kubeconfig_that_is_not_there(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [["simulate", "scale-down", "s.db", "--nodes", "4"], ["record", "s.db"]],
-    ids=["simulate", "record"],
+    [["simulate", "scale-down", "s.db", "--nodes", "4"], ["record", "s.db"], ["demo"]],
+    ids=["simulate", "record", "demo"],
 )
 @pytest.mark.parametrize("name", ["a/b\n", "a b", "-x", ""], ids=["slash-nl", "space", "dash", ""])
 def test_a_run_name_says_which_characters_it_may_hold(
