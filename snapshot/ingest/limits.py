@@ -14,10 +14,12 @@ Every input file is read through :func:`read_input`, which stops at :data:`MAX_I
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from drasnap.snapshot.errors import ManifestError
-from yaml.nodes import MappingNode, Node, SequenceNode
+
+if TYPE_CHECKING:  # (PyYAML is imported when a YAML file is read, not with this module)
+    from yaml.nodes import Node
 
 __all__ = [
     "ALIAS_BUDGET",
@@ -111,11 +113,12 @@ class AliasBudget:
 
 
 def _children(node: Node) -> list[Node]:
-    if isinstance(node, SequenceNode):
-        return list(node.value)
-    if isinstance(node, MappingNode):
+    # (A scalar's value is its text; a sequence's, its nodes; a mapping's, (key, value) pairs.)
+    if isinstance(node.value, str):
+        return []
+    if getattr(node, "id", "") == "mapping":  # (a class attribute of MappingNode)
         return [part for pair in node.value for part in pair]
-    return []
+    return list(node.value)
 
 
 def check_expansion(root: Node, source: str, budget: int = ALIAS_BUDGET) -> None:

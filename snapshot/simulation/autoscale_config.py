@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from drasnap.snapshot.errors import ManifestError, ObjectValidationError, ScenarioError, one_line
+from drasnap.snapshot.ingest.limits import read_input
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.simulation.inputs import NodeGroup, StartingObjects
 from drasnap.snapshot.simulation.settings import Settings
@@ -47,7 +48,7 @@ def files_digest(source_digest: str, *files: str | None) -> str:
     for file in files:
         if file is not None:
             h.update(file.encode())
-            h.update(Path(file).read_bytes())
+            h.update(read_input(Path(file)))  # (bounded: read before the file is loaded)
     return h.hexdigest()
 
 
