@@ -247,6 +247,14 @@ def test_export_into_proc_is_one_line(ref: Path) -> None:
     assert files_of(ref) == before
 
 
+def test_export_on_a_full_disk_is_one_line_and_leaves_no_folder(tmp_path: Path) -> None:
+    ok(drasnap("simulate", "scale-down", "big.db", "--nodes", "40", cwd=tmp_path))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = drasnap_on_a_full_disk(40_000, "export", "big.db", "-o", "out", cwd=tmp_path)
+    error(result, "cannot write out: File too large")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no folder, no staging
+
+
 def test_bench_plot_into_a_missing_folder_is_refused_before_the_benchmark(tmp_path: Path) -> None:
     started = time.monotonic()
     error(
