@@ -79,6 +79,11 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # (click prints it: a database URL without its password)
+            text = exc.format_message()
+            if hide_passwords(text) == text:
+                raise
+            raise click.UsageError(hide_passwords(text), exc.ctx) from None
         except (StoreError, SnapshotError, CommandError) as exc:
             if ctx.meta.get("drasnap.traceback"):
                 raise

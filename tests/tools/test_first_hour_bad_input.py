@@ -321,3 +321,17 @@ def test_a_postgres_password_is_never_printed(tmp_path: Path, fresh_postgres_url
     line = failed.stderr.strip().splitlines()[-1]
     assert line.startswith(f"Error: run 'scale-up-1' in {url.render_as_string(hide_password=True)}")
     assert "SeCrEtPw" not in failed.stdout + failed.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["runs", "postgresql+psycopg://u:SeCrEtPw@h/db", "--db", "o.db"], "two databases given"),
+        (["bench", "--postgres-url", "postgresql://u:SeCrEtPw@h:99999/db"], "invalid port"),
+    ],
+    ids=["two-databases", "bench-port"],
+)
+def test_a_usage_error_shows_no_password(tmp_path: Path, args: list[str], fragment: str) -> None:
+    line = usage_error(drasnap(*args, cwd=tmp_path), fragment)
+    assert "SeCrEtPw" not in line and "u:***@h" in line
+    assert list(tmp_path.iterdir()) == []
