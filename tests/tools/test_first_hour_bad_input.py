@@ -272,8 +272,16 @@ def test_bench_plot_into_a_missing_folder_is_refused_before_the_benchmark(tmp_pa
         (["replay", "ref.db", "--name", "scale-down-1", "--into", "new.db"], 40_000),
         (["demo", "--db", "new.db"], 4_000),
         (["demo", "--db", "new.db"], 40_000),
+        (["simulate", "scale-down", "new.db", "--nodes", "4"], 4_000),
+        (["simulate", "scale-down", "new.db", "--nodes", "4"], 40_000),
     ],
-    ids=["replay-into", "demo-db-at-once", "demo-db-midway"],
+    ids=[
+        "replay-into",
+        "demo-db-at-once",
+        "demo-db-midway",
+        "simulate-at-once",
+        "simulate-midway",
+    ],
 )
 def test_a_database_that_cannot_be_written_leaves_no_file(
     ref: Path, tmp_path: Path, command: list[str], limit: int
