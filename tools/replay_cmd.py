@@ -10,6 +10,7 @@ import click
 from drasnap.tools.options import database, json_option, name_option, store_to_read
 from drasnap.tools.output import echo_json
 from drasnap.tools.output_paths import check_output, writing
+from drasnap.tools.progress import milestone
 
 if TYPE_CHECKING:
     from drasnap.store import ReplayReport
@@ -92,7 +93,7 @@ def replay_cmd(
             to=to,
             into=into,
             verify=verify,
-            progress=lambda n: click.echo(f"... {n:,} records", err=True),
+            progress=lambda n: milestone(f"{n:,} records"),
         )
     if as_json:
         echo_json(report_json(report))

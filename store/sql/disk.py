@@ -2,10 +2,10 @@
 itself and a user cannot act on: a full disk (``database or disk is full``) and a database it
 may not write (``unable to open database file``, ``attempt to write a readonly database``).
 
-:func:`full_message` names the database's path, its file system's free space and what the
-next checkpoint writes; :func:`unwritable_message` the file or folder this user may not write,
-and why. ``store._sql.translate`` uses both; the write-behind process uses the first, with what
-it holds unwritten.
+:func:`full_message` names the database's path, its file system's free space and what the next
+checkpoint writes; :func:`unwritable_message` the file or folder this user may not write, and why.
+``store.sql.engines.translate`` uses both; the write-behind process uses the first, with what it
+holds unwritten.
 """
 
 from __future__ import annotations
