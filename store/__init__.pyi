@@ -13,6 +13,7 @@ from .errors import (
     StoreError,
     StoreLockedError,
     StoreNotFoundError,
+    hide_passwords,
 )
 from .interface import (
     ABSENT,
@@ -40,6 +41,7 @@ from .memory import MemoryStore
 from .options import StoreOptions
 from .queries.readonly import QueryResult, query
 from .sql.catalog import StoreInfo, list_stores
+from .sql.engines import shown_target, target_dialect
 from .sql.view_registry import View, iso_utc_sql, register_view
 
 __all__ = [
@@ -82,10 +84,13 @@ __all__ = [
     "View",
     "diff",
     "field_diff",
+    "hide_passwords",
     "iso_utc_sql",
     "list_stores",
     "open_state",
     "query",
     "register_view",
     "replay",
+    "shown_target",
+    "target_dialect",
 ]

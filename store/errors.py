@@ -22,6 +22,21 @@ message quoted in one is put on one line first (:func:`one_line`).
 
 from __future__ import annotations
 
+import re
+
+#: A database URL's user and password in free text: ``scheme://USER:PASSWORD@``.
+_URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):[^\s@]*@")
+
+
+def hide_passwords(text: str) -> str:
+    """``text`` with the password of every database URL in it replaced by ``***``, as
+    SQLAlchemy shows a URL (``URL.render_as_string(hide_password=True)``).
+
+    >>> hide_passwords("run 'x' in postgresql+psycopg://postgres:SeCrEt@db:5432/sim failed")
+    "run 'x' in postgresql+psycopg://postgres:***@db:5432/sim failed"
+    """
+    return _URL_PASSWORD.sub(r"\g<head>:***@", text)
+
 
 def one_line(text: object) -> str:
     """``text`` (an exception, say) as one line: every run of whitespace, newlines included,

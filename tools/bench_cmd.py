@@ -17,6 +17,7 @@ from drasnap.tools.bench.names import (
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import json_option, seed_option
 from drasnap.tools.output import echo_json
+from drasnap.tools.output_paths import check_output, writing
 from drasnap.tools.progress import milestone
 
 if TYPE_CHECKING:
@@ -155,11 +156,14 @@ def bench_cmd(
         )
     if "postgres" in names and not postgres_url:
         raise click.UsageError("the postgres backend needs --postgres-url")
+    if postgres_url:
+        _check_postgres_url(postgres_url)
     if plot is not None:
         try:
             import matplotlib  # noqa: F401
         except ImportError as exc:
             raise CommandError("--plot needs matplotlib: pip install 'drasnap[bench]'") from exc
+        check_output(plot, "--plot")  # (before the benchmark, which takes minutes)
     from drasnap.tools.bench import report, snapshot_bench, store_bench
     from drasnap.tools.bench.sizes import run_sizes
     from drasnap.tools.bench.suite import run_scaling, run_scenarios
@@ -235,7 +239,8 @@ def bench_cmd(
         tables += [*ca.table(comparisons, binary=str(against_ca), size=size, repeat=repeat), ""]
     m = machine(**info)
     if plot is not None:
-        report.plot(plot, scenario_rows, scaling_rows)
+        with writing(plot):
+            report.plot(plot, scenario_rows, scaling_rows)
         milestone(f"chart written to {plot}")
     if as_json:
         settings = {"size": size, "repeat": repeat, "seed": seed, "backends": names}
@@ -253,6 +258,23 @@ def bench_cmd(
         + f"; size {size}, {repeat} run(s) per backend"
     )
     _fail_on_mismatch(comparisons)
+
+
+def _check_postgres_url(url: str) -> None:
+    """A URL that is not PostgreSQL's is refused before anything runs (a file path would be
+    taken as a SQLite file: benchmarked, labelled PostgreSQL, and left behind)."""
+    from drasnap.store import StoreError, shown_target, target_dialect
+
+    try:
+        dialect = target_dialect(url)
+    except StoreError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--postgres-url'") from exc
+    if dialect != "postgresql":
+        raise click.BadParameter(
+            f"{shown_target(url)!r} is not a PostgreSQL URL: give "
+            "postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
+            param_hint="'--postgres-url'",
+        )
 
 
 def _fail_on_mismatch(comparisons: list[Any]) -> None:

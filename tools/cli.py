@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 from drasnap.snapshot import SnapshotError
-from drasnap.store import StoreError, StoreLockedError
+from drasnap.store import StoreError, StoreLockedError, hide_passwords
 from drasnap.tools.errors import CommandError, one_line
 
 #: Each command: the module that holds it and its line in ``drasnap --help``. A command's module is
@@ -79,12 +79,18 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # (click prints it: a database URL without its password)
+            text = exc.format_message()
+            if hide_passwords(text) == text:
+                raise
+            raise click.UsageError(hide_passwords(text), exc.ctx) from None
         except (StoreError, SnapshotError, CommandError) as exc:
             if ctx.meta.get("drasnap.traceback"):
                 raise
             message = locked_message(exc) if isinstance(exc, StoreLockedError) else str(exc)
-            # One line, whatever a library put in its message (a CEL error's caret diagram).
-            click.echo(f"Error: {one_line(message)}", err=True)
+            # One line, whatever a library put in its message (a CEL error's caret diagram),
+            # and no password, wherever a database URL was put in it.
+            click.echo(f"Error: {one_line(hide_passwords(message))}", err=True)
             ctx.exit(1)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from drasnap.tools.options import name_option_with
+from drasnap.tools.options import name_option_with, new_name
+from drasnap.tools.output_paths import check_output, writing
 
 
 @click.command(name="demo")
@@ -16,7 +17,9 @@ from drasnap.tools.options import name_option_with
     show_default=True,
     help="SQLite file to create (or reuse).",
 )
-@name_option_with("Named store inside the file.", default="demo", show_default=True)
+@name_option_with(
+    "Named store inside the file.", default="demo", show_default=True, callback=new_name
+)
 def demo_cmd(db: Path, name: str) -> None:
     """A tour of the versioned store on a SQLite file.
 
@@ -24,6 +27,12 @@ def demo_cmd(db: Path, name: str) -> None:
 
         drasnap demo --db /tmp/demo.db
     """
+
+    with writing(check_output(db, "--db"), database=True):
+        _tour(db, name)
+
+
+def _tour(db: Path, name: str) -> None:
     from drasnap.store import Store
 
     with Store.open(db, name=name) as store:

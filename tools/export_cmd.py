@@ -14,6 +14,7 @@ from drasnap.tools.options import (
     store_to_read,
 )
 from drasnap.tools.output import echo_json
+from drasnap.tools.output_paths import check_output, writing
 
 
 @click.command(name="export")
@@ -37,11 +38,14 @@ def export_cmd(
     from drasnap.snapshot.simulation import write_state
 
     target, table_path = output_dir(output, redact)
+    check_output(target, "-o", folder=True)
     db, name = store_to_read(db, name)
     redactor = Redactor() if redact else None
-    seq, lists = write_state(db, name, at, target, redactor.redact if redactor else None)
+    with writing(target):  # (write_state leaves no partial folder: it writes beside, then renames)
+        seq, lists = write_state(db, name, at, target, redactor.redact if redactor else None)
     if redactor is not None:
-        redactor.write_table(table_path)
+        with writing(table_path):
+            redactor.write_table(table_path)
         for warning in redactor.warnings:
             click.echo(f"warning: {warning}", err=True)
     counts = {kind: len(objects) for kind, objects in lists.items()}

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -53,6 +54,21 @@ def database(command: F) -> F:
 def name_option_with(help: str, **kwargs: Any) -> Callable[[F], F]:
     """``--name NAME`` with the command's own help (and click's other settings)."""
     return click.option("--name", metavar="NAME", help=help, **kwargs)
+
+
+#: What a new run's or recording's name may hold: it is printed in commands to paste into a
+#: shell, in file names (report pages) and in tables, so no slash, space or newline.
+_NEW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+
+def new_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A click callback refusing a name a new run may not take, saying what it may hold."""
+    if value is not None and not _NEW_NAME.fullmatch(value):
+        raise click.BadParameter(
+            f"{value!r}: a name holds letters, digits, '.', '_' and '-' (at most 200, starting "
+            "with a letter or digit)"
+        )
+    return value
 
 
 name_option = name_option_with("The run (named store) inside the database [default: the newest].")

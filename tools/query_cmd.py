@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import click
 from drasnap.tools.options import DEFAULT_DB, json_option, resolve_db
 from drasnap.tools.output import cell, count_line, echo_json, render_table
+
+#: How database files are usually named (``drasnap query ref.db``, the SQL forgotten).
+DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
 
 @click.command(name="query")
@@ -52,6 +56,11 @@ def query_cmd(
         raise click.UsageError("give --json or --csv, not both")
     if not args or len(args) > 2:
         raise click.UsageError("give the SQL statement (and the database before it, or --db)")
+    if len(args) == 1 and _names_a_database(args[0]):
+        raise click.UsageError(
+            f"the SQL statement is missing: give it after the database, as in "
+            f'drasnap query {args[0]} "SELECT count(*) FROM journal"'
+        )
     db = resolve_db(args[0] if len(args) == 2 else None, db_option) or DEFAULT_DB
     sql = args[-1]
     result = run_query(db, sql, max_rows=limit, as_of=as_of)
@@ -64,6 +73,14 @@ def query_cmd(
     else:
         click.echo(render_table(result.columns, result.rows))
         click.echo(count_line(len(result.rows), "row"), err=True)
+
+
+def _names_a_database(word: str) -> bool:
+    """A lone argument that is a database, not SQL (which has a space between its words): an
+    existing file, a URL, or a name ending as database files do."""
+    if any(c.isspace() for c in word):
+        return False
+    return "://" in word or Path(word).is_file() or word.endswith(DB_SUFFIXES)
 
 
 class _ClickWriter:

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import cluster_options, json_option, page_size_option
+from drasnap.tools.options import cluster_options, json_option, new_name, page_size_option
 from drasnap.tools.output import echo_json, program
 from drasnap.tools.progress import ObjectCounts
 
@@ -20,9 +20,16 @@ _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 def parse_duration(value: str) -> float:
     """``90``, ``90s``, ``5m``, ``1h`` -> seconds (a usage error otherwise)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", value)
-    if not match or float(match.group(1)) <= 0:
-        raise click.BadParameter(f"{value!r}: give seconds, or a number with s, m or h (5m)")
+    match = re.fullmatch(r"\s*([-+]?\d+(?:\.\d+)?)\s*([smh]?)\s*", value)
+    if match and float(match.group(1)) <= 0:  # (a number of seconds, but none to record)
+        raise click.BadParameter(
+            f"{value!r}: give a positive number of seconds (90), or of minutes or hours (5m, 1h)",
+            param_hint="'--duration'",
+        )
+    if not match:
+        raise click.BadParameter(
+            f"{value!r}: give seconds, or a number with s, m or h (5m)", param_hint="'--duration'"
+        )
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
@@ -34,6 +41,7 @@ def parse_duration(value: str) -> float:
     show_default=True,
     metavar="NAME",
     help="The named store the recording is written to.",
+    callback=new_name,
 )
 @cluster_options("Record")
 @click.option(

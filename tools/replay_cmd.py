@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from drasnap.tools.options import database, json_option, name_option, store_to_read
 from drasnap.tools.output import echo_json
+from drasnap.tools.output_paths import check_output, writing
 from drasnap.tools.progress import milestone
 
 if TYPE_CHECKING:
@@ -80,15 +82,19 @@ def replay_cmd(
     """
     from drasnap.store import replay
 
+    if into is not None:
+        check_output(into, "--into")
     db, name = store_to_read(db, name)
-    report = replay(
-        db,
-        name=name,
-        to=to,
-        into=into,
-        verify=verify,
-        progress=lambda n: milestone(f"{n:,} records"),
-    )
+    # (A replay that fails leaves no empty or half-made database where --into named a new one.)
+    with writing(into, database=True) if into is not None else contextlib.nullcontext():
+        report = replay(
+            db,
+            name=name,
+            to=to,
+            into=into,
+            verify=verify,
+            progress=lambda n: milestone(f"{n:,} records"),
+        )
     if as_json:
         echo_json(report_json(report))
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import DEFAULT_DB, database, name_option, store_to_read
+from drasnap.tools.output_paths import check_output, writing
 
 
 @click.command(name="report")
@@ -66,14 +67,20 @@ def report_cmd(
             "drasnap report needs the report extra (matplotlib is missing): "
             "pip install 'drasnap[report]'"
         )
+    if output is not None:  # (before the run is read; the default is checked when known)
+        check_output(_path(output, ""), "-o")
     if sweep is not None:
         db = db if db is not None else DEFAULT_DB
         path = _path(output, sweep)
-        size = write_sweep_report(gather_sweep(db, sweep), path)
+        sweep_report = gather_sweep(db, sweep)
+        with writing(check_output(path, "-o")):
+            size = write_sweep_report(sweep_report, path)
     else:
         db, name = store_to_read(db, name)
         path = _path(output, name)
-        size = write_report(gather(db, name, claim=claim), path)
+        report = gather(db, name, claim=claim)
+        with writing(check_output(path, "-o")):
+            size = write_report(report, path)
     click.echo(f"wrote {path} ({size / 1e6:.2f} MB)", err=True)
     if open_page:
         import pathlib

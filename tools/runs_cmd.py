@@ -70,15 +70,16 @@ def drop_cmd(db: str | None, name: str, yes: bool) -> None:
         drasnap drop sim.db --name scale-up-2 --yes
     """
     from drasnap.snapshot.simulation import find_run
-    from drasnap.store import Store
+    from drasnap.store import Store, hide_passwords
 
     db = db or DEFAULT_DB
+    shown = hide_passwords(db)
     run = find_run(db, name)
     if run is None:
         raise CommandError(f"no run named {name!r} in {db} (drasnap runs {db} lists them)")
     if not yes:
         what = f"{run.status} {run.scenario} run" if run.scenario else "store"
-        if not click.confirm(f"Remove the {what} {name!r} from {db}?", err=True):
+        if not click.confirm(f"Remove the {what} {name!r} from {shown}?", err=True):
             raise CommandError(f"run {name!r} kept (nothing was removed)")
     Store.drop(db, name=name)
-    click.echo(f"Dropped run {name!r} from {db}", err=True)
+    click.echo(f"Dropped run {name!r} from {shown}", err=True)

@@ -40,7 +40,14 @@ from drasnap.snapshot.simulation import (
     refused_settings,
 )
 from drasnap.tools.errors import CommandError
-from drasnap.tools.options import DEFAULT_DB, database, json_option, name_option_with, seed_option
+from drasnap.tools.options import (
+    DEFAULT_DB,
+    database,
+    json_option,
+    name_option_with,
+    new_name,
+    seed_option,
+)
 from drasnap.tools.output import command_line, echo_json
 from drasnap.tools.progress import Progress
 
@@ -146,7 +153,8 @@ def _ca_flag_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @database
 @name_option_with(
     "The run's name in the database [default: a new one, <scenario>-<n>]; with --resume, "
-    "the run to start, continue or report [default: the newest unfinished run]."
+    "the run to start, continue or report [default: the newest unfinished run].",
+    callback=new_name,
 )
 @seed_option("Seed: the same seed, the same run.")
 @click.option(
@@ -461,12 +469,30 @@ def _option(ctx: click.Context, name: str) -> str:
 
 def _resume_command(settings: Settings, db: str, name: str, checkpoint_every: float) -> str:
     """The command line that continues this run."""
-    words = ["simulate", settings.scenario, db, "--name", name]
+    words = ["simulate", settings.scenario, _DB_WORD if _has_password(db) else db, "--name", name]
     words += settings.as_options()
     if checkpoint_every != DEFAULT_CHECKPOINT_EVERY:
         words += ["--checkpoint-every", str(checkpoint_every)]
     words.append("--resume")
-    return command_line(*words)
+    return _with_db_variable(command_line(*words), db)
+
+
+#: Where a command printed for the user names a database whose URL holds a password: the
+#: shell variable DB_ENV, which the user sets (the password is never printed).
+DB_ENV = "DRASNAP_DB"
+_DB_WORD = "__drasnap_db__"
+
+
+def _has_password(db: str) -> bool:
+    from drasnap.store import hide_passwords
+
+    return hide_passwords(db) != db
+
+
+def _with_db_variable(line: str, db: str) -> str:
+    if not _has_password(db):
+        return line
+    return line.replace(_DB_WORD, f'"${DB_ENV}"')
 
 
 def _report(data: dict[str, Any], as_json: bool) -> None:
@@ -506,13 +532,22 @@ def _autoscale_summary(data: dict[str, Any]) -> None:
 
 def _hints(db: str, name: str) -> None:
     """The commands that look at the run, as they run in this shell (the database as given)."""
+    word = _DB_WORD if _has_password(db) else db
     lines = [
-        command_line("inspect", db, "--name", name),
-        command_line("history", db, "--name", name),
-        command_line("replay", db, "--name", name, "--verify"),
-        command_line("runs", db),
+        command_line("inspect", word, "--name", name),
+        command_line("history", word, "--name", name),
+        command_line("replay", word, "--name", name, "--verify"),
+        command_line("runs", word),
     ]
-    click.echo(f"Look at run {name!r}:\n" + "\n".join(f"  {line}" for line in lines), err=True)
+    lines = [_with_db_variable(line, db) for line in lines]
+    where = ""
+    if word != db:
+        from drasnap.store import hide_passwords
+
+        where = f" (with {DB_ENV} set to {hide_passwords(db)}, its password included)"
+    click.echo(
+        f"Look at run {name!r}{where}:\n" + "\n".join(f"  {line}" for line in lines), err=True
+    )
 
 
 def _recorded_state(from_db: str, name: str, at: int | None, sim_db: str) -> Path:

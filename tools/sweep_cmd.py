@@ -126,8 +126,12 @@ def _all(db: str, sweep: Any, workers: int, as_json: bool) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     from drasnap.snapshot.simulation import SweepFileError, run_sweep
+    from drasnap.store import hide_passwords
 
-    click.echo(f"sweep {sweep.name}: {len(sweep)} points, {workers} worker(s), into {db}", err=True)
+    shown = hide_passwords(db)
+    click.echo(
+        f"sweep {sweep.name}: {len(sweep)} points, {workers} worker(s), into {shown}", err=True
+    )
 
     def skipped(count: int) -> None:
         click.echo(f"  {count} point(s) already finished: skipped", err=True)
@@ -170,7 +174,7 @@ def _all(db: str, sweep: Any, workers: int, as_json: bool) -> None:
         )
     click.echo(
         f"sweep {sweep.name}: {len(results)} points finished; compare them with:\n"
-        f"  drasnap compare {db} --sweep {sweep.name}",
+        f"  drasnap compare {shown} --sweep {sweep.name}",
         err=True,
     )
     if as_json:

@@ -50,6 +50,7 @@ from drasnap.snapshot.controllers.workloads import (
 )
 from drasnap.snapshot.errors import ManifestError, ObjectValidationError
 from drasnap.snapshot.ingest.conversion import SERVED_VERSIONS, convert_to_v1
+from drasnap.snapshot.ingest.limits import read_input
 from drasnap.snapshot.ingest.reader import MANIFEST_SUFFIXES, manifest_files, read_documents
 from drasnap.snapshot.k8s.kinds import (
     CLAIM_KIND,
@@ -179,12 +180,7 @@ def load_manifests(
     """
     loader = _Loader(strict)
     for path in manifest_files(paths_or_dirs, loader.manifests.notes):
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ManifestError(
-                f"{path}: cannot read: {exc.strerror or exc}", source=str(path)
-            ) from exc
+        data = read_input(path)
         loader.read(data, str(path), as_json=path.suffix.lower() == ".json")
     return loader.finish(warnings)
 

@@ -17,6 +17,7 @@ from typing import Any, Final
 import orjson
 import yaml
 from drasnap.snapshot.errors import ManifestError
+from drasnap.snapshot.ingest.limits import AliasBudget
 from drasnap.snapshot.k8s.objects import describe_value
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, ScalarNode
@@ -134,10 +135,11 @@ def objects_in(document: dict[str, Any], where: str) -> Iterator[tuple[str, Any]
 # -- YAML and JSON ----------------------------------------------------------------------------
 
 
-class _ManifestLoader(_BaseLoader):
+class _ManifestLoader(AliasBudget, _BaseLoader):
     """Safe loader (libyaml when available) reading YAML the way kubectl does.
 
-    Unquoted timestamps stay strings, and a repeated key in one mapping is an error.
+    Unquoted timestamps stay strings, and a repeated key in one mapping is an error. Aliases
+    are held to :data:`limits.ALIAS_BUDGET`.
     """
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
@@ -167,8 +169,11 @@ _ManifestLoader.add_constructor(_TIMESTAMP_TAG, _timestamp_as_text)
 
 def _load_yaml(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
     index = 0
+    loader: Any = _ManifestLoader(data)  # (PyYAML is untyped)
+    loader.source, loader.measure = source, b"&" in data  # (no anchor, no alias)
     try:
-        for document in yaml.load_all(data, Loader=_ManifestLoader):
+        while loader.check_data():
+            document = loader.get_data()
             index += 1
             yield f"{source} doc {index}", document
     except yaml.MarkedYAMLError as exc:
@@ -182,6 +187,8 @@ def _load_yaml(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
         ) from exc
     except yaml.YAMLError as exc:
         raise ManifestError(f"{source}: invalid YAML: {exc}", source=source) from exc
+    finally:
+        loader.dispose()
 
 
 def _load_json(data: bytes, source: str) -> Any:

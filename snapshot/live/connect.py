@@ -22,6 +22,10 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> tuple[
     config: Any = kube_config  # (untyped)
     configuration: Any = client.Configuration()
     default = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+    if kubeconfig is not None and not os.path.isfile(kubeconfig):
+        # (The client would say "No configuration found", naming no file.)
+        why = "is not a file" if os.path.exists(kubeconfig) else "does not exist"
+        raise CaptureError(f"the kubeconfig {kubeconfig} {why}: give --kubeconfig FILE")
     try:
         if (
             kubeconfig is None
@@ -35,7 +39,9 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> tuple[
                 config_file=kubeconfig, context=context, client_configuration=configuration
             )
     except ConfigException as exc:
-        raise CaptureError(f"cannot load the kubeconfig: {one_line(exc)}") from None
+        raise CaptureError(
+            f"cannot load the kubeconfig {kubeconfig or default}: {one_line(exc)}"
+        ) from None
     except OSError as exc:
         raise CaptureError(f"cannot read the kubeconfig {kubeconfig or default}: {exc}") from None
     configuration.retries = 0

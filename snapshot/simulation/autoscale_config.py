@@ -31,7 +31,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from drasnap.snapshot.errors import ObjectValidationError, ScenarioError, one_line
+from drasnap.snapshot.errors import ManifestError, ObjectValidationError, ScenarioError, one_line
+from drasnap.snapshot.ingest.limits import read_input
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.simulation.inputs import NodeGroup, StartingObjects
 from drasnap.snapshot.simulation.settings import Settings
@@ -47,7 +48,7 @@ def files_digest(source_digest: str, *files: str | None) -> str:
     for file in files:
         if file is not None:
             h.update(file.encode())
-            h.update(Path(file).read_bytes())
+            h.update(read_input(Path(file)))  # (bounded: read before the file is loaded)
     return h.hexdigest()
 
 
@@ -88,11 +89,12 @@ def sanitized(group: NodeGroup) -> NodeGroup:
 
 def _read_yaml(path: Path) -> Any:
     import yaml  # only node-group and priority files need it: not a preset's start
+    from drasnap.snapshot.ingest.limits import load_yaml
 
     try:
-        return yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        return load_yaml(path)
+    except ManifestError as exc:  # unreadable, too large, an alias bomb, several documents
+        raise ScenarioError(str(exc)) from exc
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{path}: not YAML: {one_line(exc)}") from exc
 
@@ -222,6 +224,7 @@ def _inline_template(
 
 def _priorities(path: Path) -> dict[int, list[str]]:
     import yaml
+    from drasnap.snapshot.ingest.limits import load_yaml_text
 
     data = _read_yaml(path)
     if isinstance(data, dict) and data.get("kind") == "ConfigMap":
@@ -232,7 +235,9 @@ def _priorities(path: Path) -> dict[int, list[str]]:
                 "YAML mapping priorities to lists of regular expressions"
             )
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml_text(text, f"{path}: data.priorities")
+        except ManifestError as exc:
+            raise ScenarioError(str(exc)) from exc
         except yaml.YAMLError as exc:
             raise ScenarioError(f"{path}: data.priorities is not YAML: {exc}") from exc
     if not isinstance(data, dict) or not data:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from drasnap.snapshot.controllers.claim_templates import claims_from_templates, node_name_of
 from drasnap.snapshot.errors import ScenarioError
+from drasnap.snapshot.ingest.limits import read_input
 from drasnap.snapshot.ingest.references import check_dra_objects
 from drasnap.snapshot.k8s.kinds import object_key
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
@@ -66,7 +67,7 @@ def source_digest(directory: Path) -> str:
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
         if path.suffix in (".yaml", ".yml", ".json"):
             h.update(str(path.relative_to(directory)).encode())
-            h.update(path.read_bytes())
+            h.update(read_input(path))  # (bounded: read before the files are loaded)
     return h.hexdigest()
 
 

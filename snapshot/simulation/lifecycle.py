@@ -12,7 +12,9 @@ boundary when the run returned or was stopped by a signal, else the last checkpo
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -28,6 +30,10 @@ from drasnap.snapshot.simulation.settings import ProgressCallback, Settings, Sto
 from drasnap.store import Store, StoreLockedError
 
 __all__ = ["RunSession"]
+
+#: A SQLite database with drasnap's schema in it is many pages long; a file of one page or less
+#: holds no schema (its creation failed, and was rolled back), so nothing can be in it.
+_EMPTY_DATABASE_BYTES = 4096
 
 _NAME_ATTEMPTS = 50  # fresh names tried when other processes take them at the same moment
 
@@ -107,7 +113,13 @@ class RunSession:
         return built
 
     def __enter__(self) -> RunSession:
-        self._store = self._open()
+        created = _new_file(self.db)
+        try:
+            self._store = self._open()
+        except Exception:
+            if created is not None:
+                _remove_if_unused(created)
+            raise
         self.name = self._store.name
         return self
 
@@ -181,3 +193,29 @@ class RunSession:
                 store.close()
             name = fresh_name(self.db, self.settings.scenario)
         raise ScenarioError(f"could not find a free run name in {self.db}; give --name")
+
+
+def _new_file(db: str) -> Path | None:
+    """``db`` as a file path when no file is there yet (the store open creates it)."""
+    if "://" in db:
+        return None
+    path = Path(db).expanduser()
+    return None if path.exists() else path
+
+
+def _remove_if_unused(path: Path) -> None:
+    """Remove the database file an open that failed created (a full disk: a 0-byte file or a
+    page with no schema), and SQLite's files beside it. A file that may hold more stays: one
+    longer than a page, or with a write-ahead log that is not empty (another process creating
+    the schema meanwhile: the last connection to close removes the log)."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        if path.stat().st_size > _EMPTY_DATABASE_BYTES:
+            return
+        if wal.exists() and wal.stat().st_size > 0:
+            return
+    except OSError:
+        return
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)

@@ -87,12 +87,8 @@ def parse_target(target: str | os.PathLike[str]) -> Target:
         url = make_url(text_target)
         backend = url.get_backend_name()
     except (sa_exc.ArgumentError, ValueError) as exc:
-        # (A malformed port or host is a ValueError from urllib; show the text without what
-        # could be a password: everything between "://" and the last "@".)
-        scheme, _, rest = text_target.partition("://")
-        shown = f"{scheme}://***@{rest.rpartition('@')[2]}" if "@" in rest else text_target
         raise NotADatabaseError(
-            f"{shown!r} is neither a file path nor a database URL "
+            f"{shown_target(text_target)!r} is neither a file path nor a database URL "
             "(expected sqlite:///PATH or postgresql+psycopg://USER@HOST[:PORT]/DATABASE)"
         ) from exc
     if backend == "sqlite":
@@ -132,6 +128,27 @@ def parse_target(target: str | os.PathLike[str]) -> Target:
         f"{url.render_as_string(hide_password=True)}: drasnap stores live in SQLite or "
         f"PostgreSQL, not in {backend}"
     )
+
+
+def shown_target(target: str | os.PathLike[str]) -> str:
+    """``target`` as it may be printed: a database URL without its password (``***`` in its
+    place), a file path as given. The one place a database is made fit to show."""
+    text_target = os.fspath(target)
+    if "://" not in text_target:
+        return text_target
+    try:
+        return make_url(text_target).render_as_string(hide_password=True)
+    except (sa_exc.ArgumentError, ValueError):
+        # (A malformed port or host is a ValueError from urllib; show the text without what
+        # could be a password: everything between "://" and the last "@".)
+        scheme, _, rest = text_target.partition("://")
+        return f"{scheme}://***@{rest.rpartition('@')[2]}" if "@" in rest else text_target
+
+
+def target_dialect(target: str | os.PathLike[str]) -> str:
+    """``"sqlite"`` or ``"postgresql"``: where ``target`` would be opened, checked as
+    :func:`parse_target` checks it (nothing is connected to or created)."""
+    return parse_target(target).dialect
 
 
 def _sqlite_file(path: Path) -> Target:

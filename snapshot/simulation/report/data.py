@@ -171,6 +171,12 @@ def gather(db: str, name: str, *, claim: str | None = None) -> RunReport:
         candidates = [claim] if claim is not None else sorted(store.keys(CLAIM_KIND))
         plan = store.get(SIM_KIND, PLAN_KEY) or {}
     with Journal.open(db, name=name) as journal:
+        if claim is not None and not journal.key_writes(CLAIM_KIND, [claim]):
+            # (An empty history would read as a claim never allocated: say it is not there.)
+            raise ScenarioError(
+                f"run {name!r} in {db} never held a claim {claim!r} (give it as "
+                "namespace/name; drasnap history lists the claims)"
+            )
         _shape(report, journal)
         before = _before(report, db, journal, len(plan.get("candidates") or ()))
         _claim_history(report, journal, candidates[: LIMITS["claims"]])

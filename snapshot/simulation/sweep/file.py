@@ -37,7 +37,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from drasnap.snapshot.errors import FeatureGateError, ScenarioError, SweepFileError, one_line
+from drasnap.snapshot.errors import (
+    FeatureGateError,
+    ManifestError,
+    ScenarioError,
+    SweepFileError,
+    one_line,
+)
+from drasnap.snapshot.ingest.limits import load_yaml
 from drasnap.snapshot.k8s.features import parse_feature_gates, resolve_feature_gates
 from drasnap.snapshot.simulation.autoscale_config import files_digest
 from drasnap.snapshot.simulation.inputs import source_digest
@@ -256,9 +263,9 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     """
     path = Path(path).resolve()
     try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise SweepFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        data = load_yaml(path)
+    except ManifestError as exc:  # unreadable, too large, an alias bomb, several documents
+        raise SweepFileError(str(exc)) from exc
     except yaml.YAMLError as exc:
         raise SweepFileError(f"{path}: not YAML: {one_line(exc)}") from exc
     if not isinstance(data, dict):
