@@ -135,6 +135,8 @@ class InterPodAffinity:
 
     def relevant_for_pod(self, pod: PodFacts) -> bool:
         """A pod with required pod affinity or anti-affinity terms."""
+        if not pod.spec.get("affinity"):
+            return False  # most pods: answered without parsing
         return bool(
             pod.derived(required_affinity_terms) or pod.derived(required_anti_affinity_terms)
         )

@@ -128,7 +128,10 @@ class PodTopologySpread:
 
     def relevant_for_pod(self, pod: PodFacts) -> bool:
         """A pod with a DoNotSchedule constraint (PreFilter skips the rest)."""
-        return bool(pod.derived(spread_constraints))
+        # Most pods have no constraint at all: answered without parsing.
+        return bool(pod.spec.get("topologySpreadConstraints")) and bool(
+            pod.derived(spread_constraints)
+        )
 
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Skip | Proceed:
         constraints = pod.derived(spread_constraints)
