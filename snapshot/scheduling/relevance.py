@@ -97,10 +97,19 @@ class Relevance:
 
     def cluster_is_quiet(self, cluster: ClusterView) -> bool:
         """Whether nothing placed in ``cluster`` makes a plugin matter for every pod."""
-        return not any(check(cluster) for check in self._cluster_checks)
+        # Loops, not any() over a generator: asked for every pod placed.
+        for check in self._cluster_checks:
+            if check(cluster):
+                return False
+        return True
 
     def _plain_off_node(self, pod: PodFacts) -> bool:
         return self._quiet(off_node(pod) if pod.spec.get("nodeName") else pod)
 
     def _quiet(self, pod: PodFacts) -> bool:
-        return not self._always and not any(check(pod) for check in self._pod_checks)
+        if self._always:
+            return False
+        for check in self._pod_checks:
+            if check(pod):
+                return False
+        return True
