@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from drasnap.store import _sql, persist, views
+from drasnap.store import _sql, disk_faults, persist, views
 from drasnap.store.errors import NotADatabaseError, StoreNotFoundError
 from drasnap.store.lock import (
     STALE_LOCK_WAIT,
@@ -65,6 +65,8 @@ def connect(
     where = _sql.parse_target(target)
     if readonly and where.path is not None and not where.path.exists():
         raise NotADatabaseError(f"{where.display} does not exist")
+    if not readonly and where.path is not None:
+        disk_faults.check_room(where.path)  # a still-full disk fails here, not after a run
     engine = _sql.create(where, sync=options.sync, readonly=readonly)
     opened = Connected(where, engine, readonly=readonly)
     try:

@@ -17,9 +17,11 @@ What stays true: the database only ever moves from one whole checkpoint to the n
 commits only at a checkpoint whose rows have all arrived); ``checkpoint()`` returns once its
 state is durable; a crash leaves the database at a checkpoint (the writer process dies with the
 store's, or sees its input end, and rolls back; it holds the store's lock file too, so nobody
-else writes until it is gone); a failed write is never lost: the writer keeps everything since
+else writes until it is gone); a failed write is kept: the writer keeps everything since
 its last commit and the next checkpoint writes it all again, and ``checkpoint()`` (or
-``close()``) raises if the last checkpoint it waits for failed. A writer process that dies is a
+``close()``) raises if the last checkpoint it waits for failed; a disk fault (full, read-only,
+I/O: ``store.disk_faults``) is raised at the store's next call into the writer, since no
+retry can succeed. A writer process that dies is a
 ``DatabaseError`` at the next checkpoint, every time: the store must then be closed
 (``checkpoint=False``) and opened again.
 
@@ -218,10 +220,11 @@ class Writer:
         elif kind == "failed":
             self._outstanding -= 1
             self._failure = answer[1]
-        elif kind == "full":
-            # No later checkpoint can do better until someone frees space: stop now, not at
-            # the next wait (a run would go on computing what it cannot write). ``("full",
-            # message, True)`` answers a checkpoint; ``False``: rows could not be written.
+        elif kind == "disk":
+            # A full, read-only or failing disk (store.disk_faults): no later checkpoint can do
+            # better until someone repairs it: stop now, not at the next wait (a run would go
+            # on computing what it cannot write). ``("disk", message, True)`` answers a
+            # checkpoint; ``False``: rows could not be written.
             self._outstanding -= answer[2]
             self._failure = None
             raise DatabaseError(f"{answer[1]} (while checkpointing store {self._name!r})")
@@ -235,8 +238,9 @@ class Writer:
         failure, self._failure = self._failure, None
         if failure is not None:
             raise DatabaseError(
-                f"writing a checkpoint of store {self._name!r} failed: {failure} (nothing is "
-                "lost: the next checkpoint writes it again)"
+                f"writing a checkpoint of store {self._name!r} failed: {failure} (the store "
+                "still holds what it did not write: a later checkpoint writes it again; until "
+                "then the database keeps its last checkpoint)"
             )
 
     def poll(self) -> None:

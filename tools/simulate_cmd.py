@@ -39,6 +39,7 @@ from drasnap.snapshot.simulation import (
     Settings,
     refused_settings,
 )
+from drasnap.store import DatabaseError
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import DEFAULT_DB, database, json_option, name_option_with, seed_option
 from drasnap.tools.output import command_line, echo_json
@@ -423,6 +424,13 @@ def simulate_cmd(
                 err=True,
             )
             ctx.exit(128 + abort.signal_number)
+        except DatabaseError as exc:
+            # The store stopped at once (a disk fault, a lost writer process) and closes
+            # without a checkpoint: the database keeps the last one, which --resume continues.
+            raise CommandError(
+                f"{exc}; once that is repaired, continue from the last checkpoint with: "
+                f"{resume_command()}"
+            ) from exc
         finally:
             progress.close()
     data = outcome.as_json()
