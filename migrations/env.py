@@ -1,6 +1,6 @@
 """Alembic environment.
 
-drasnap runs migrations in code (``store._sql.prepare_schema``) and hands its own connection
+drasnap runs migrations in code (``store.sql.engines.prepare_schema``) and hands its own connection
 over in ``config.attributes["connection"]``, so a migration runs inside the caller's
 transaction: on SQLite (with the real-transaction recipe) and on PostgreSQL (transactional DDL)
 a migration that fails midway leaves the database as it was. Batch mode (copy-and-move table
@@ -9,15 +9,15 @@ works too, given ``-x url=...`` or ``sqlalchemy.url`` (a file path or a URL, as 
 ``Store.open``; ``postgresql://`` means psycopg 3).
 
 A migration may replace a view that the views registered by the layers above read (see
-``store.views``): after every run those are created again, in the same transaction.
+``store.sql.views``): after every run those are created again, in the same transaction.
 """
 
 from __future__ import annotations
 
 from alembic import context
-from drasnap.store._sql import parse_target
-from drasnap.store.tables import metadata
-from drasnap.store.views import install_views
+from drasnap.store.sql.engines import parse_target
+from drasnap.store.sql.tables import metadata
+from drasnap.store.sql.views import install_views
 from sqlalchemy import Connection, create_engine
 
 config = context.config

@@ -1,6 +1,5 @@
 """The public names of drasnap.store (loaded lazily by __init__.py; mypy reads this)."""
 
-from .catalog import StoreInfo, list_stores
 from .durable import Store
 from .errors import (
     DatabaseError,
@@ -25,11 +24,8 @@ from .interface import (
     ReadOnlyState,
     VersionedStore,
 )
-from .journal import Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
-from .jsondiff import MISSING, FieldChange, field_diff
-from .memory import MemoryStore
-from .options import StoreOptions
-from .playback import (
+from .journal.jsondiff import MISSING, FieldChange, field_diff
+from .journal.playback import (
     Divergence,
     ObjectChange,
     ReplayReport,
@@ -39,8 +35,12 @@ from .playback import (
     open_state,
     replay,
 )
-from .sql_query import QueryResult, query
-from .view_registry import View, iso_utc_sql, register_view
+from .journal.reader import Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
+from .memory import MemoryStore
+from .options import StoreOptions
+from .queries.readonly import QueryResult, query
+from .sql.catalog import StoreInfo, list_stores
+from .sql.view_registry import View, iso_utc_sql, register_view
 
 __all__ = [
     "ABSENT",

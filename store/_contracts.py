@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from drasnap.store.durable import Store
 from drasnap.store.interface import ReadOnlyState, VersionedStore
+from drasnap.store.journal.playback import State
 from drasnap.store.memory import MemoryStore
-from drasnap.store.playback import State
 
 _memory_store: type[VersionedStore] = MemoryStore
 _durable_store: type[VersionedStore] = Store

@@ -172,7 +172,7 @@ class LayerStack:
         """Apply one journal entry as the store applied its operation, a put writing the
         entry's text as the value: the write-behind process's mirror (values as their stored
         JSON). A checkpoint changes nothing. A replay of a journal does not come here: it goes
-        through a store's operations (:meth:`store.replayer.Replayer.apply` says why)."""
+        through a store's operations (:meth:`store.journal.replayer.Replayer.apply` says why)."""
         op = entry.op
         if op == "put" or op == "delete":
             assert entry.kind is not None and entry.key is not None

@@ -1,28 +1,32 @@
 """The durable store's way to SQL: the checkpoint, its policy and the write-behind hand-over.
 
-:class:`Checkpointing` is a mixin of :class:`store.durable.Store`, which holds every attribute
-it reads (declared below for the type checker, set by ``Store.__init__`` and ``Store.open``): it
-is the store's "-- durability --" section, moved here to keep ``store/durable.py`` about the
-layers, reads and writes (the module docstring there says what a checkpoint promises). A
-checkpoint either plans and flushes the rows on the store's connection
-(:func:`store.pending.plan`, :func:`store.persist.flush`) or hands the journal to the
-write-behind process (:mod:`store.writer`), which :func:`start_writer` starts when the store is
-opened. It never imports ``store.durable``: the store imports it.
+A :class:`Checkpointer` is held by :class:`store.durable.Store` (one per open store) and owns
+what a checkpoint reads and moves: the journal buffer (the store appends to the same list), the
+journal's counters (the next seq, the seq and chain of the last checkpoint), the state digest
+at the last checkpoint, the connection it flushes on or the write-behind process it hands over
+to, and the policy with the time of the last checkpoint. The store keeps its layers, its cache
+and the layer counter, and hands them in; the module docstring of ``store/durable.py`` says what
+a checkpoint promises.
+
+A checkpoint either plans and flushes the rows on the store's connection
+(:func:`store.pending.plan`, :func:`store.sql.persist.flush`) or hands the journal to the
+write-behind process (:mod:`store.behind.writer`), which :func:`start_writer` starts when the
+store is opened. It never imports ``store.durable``: the store imports it.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
-from drasnap.store import _sql, pending, persist
+from drasnap.store import pending
+from drasnap.store.behind.writer import Writer
 from drasnap.store.cache import LayerStack
 from drasnap.store.codec import parse_digest
 from drasnap.store.errors import InvalidValueError
-from drasnap.store.lock import WriterLock
 from drasnap.store.options import StoreOptions
-from drasnap.store.rows import EntryTuple, Flushed
-from drasnap.store.writer import Writer
+from drasnap.store.rows import EntryTuple, Flushed, Loaded
+from drasnap.store.sql import engines, persist
+from drasnap.store.sql.lock import WriterLock
 from sqlalchemy import Connection
 
 _now = time.time
@@ -32,10 +36,10 @@ _SHIP_EVERY = 1024  # journal entries per batch handed to the write-behind proce
 
 
 def start_writer(
-    target: _sql.Target, name: str, settings: StoreOptions, lock: WriterLock, faults: str = ""
+    target: engines.Target, name: str, settings: StoreOptions, lock: WriterLock, faults: str = ""
 ) -> Writer | None:
-    """The write-behind process of a store being opened (see :mod:`store.writer`); None when
-    ``write_behind="auto"`` finds it cannot be used there. ``faults``: tests only (the
+    """The write-behind process of a store being opened (see :mod:`store.behind.writer`); None
+    when ``write_behind="auto"`` finds it cannot be used there. ``faults``: tests only (the
     ``_writer_faults`` of ``Store.open``)."""
     sqlite_file = target.dialect == "sqlite" and target.path is not None
     if settings.write_behind == "auto" and not (
@@ -51,152 +55,153 @@ def start_writer(
     return Writer(url, name, sync=settings.sync, keep_fds=lock.descriptors(), _faults=faults)
 
 
-class Checkpointing:
-    """The checkpoint methods and the policy of :class:`store.durable.Store` (see the module
-    docstring)."""
+class Checkpointer:
+    """The checkpoints of one open store: what they write, when they are due, and where the
+    journal goes (see the module docstring). A store that was never opened holds one with
+    nothing to write (``loaded`` None)."""
 
-    # The store's state these methods read and write (Store.__init__ sets each).
-    _name: str
-    _closed: bool
-    _readonly: bool
-    _cache: LayerStack
-    _journal: list[EntryTuple] | None
-    _seq: int
-    _next_layer: int
-    _checkpoint_seq: int | None
-    _chain: str | None
-    _digest: int
-    _store_id: int
-    _ops_left: int
-    _last_checkpoint: float
-    _conn: Connection | None
-    _target: _sql.Target | None
-    _writer: Writer | None
-    _shipped: int
-    _auto: bool
-    _interval: float | None
-    _max_pending: int
+    def __init__(
+        self,
+        cache: LayerStack,
+        options: StoreOptions,
+        *,
+        name: str = "",
+        loaded: Loaded | None = None,
+        conn: Connection | None = None,
+        target: engines.Target | None = None,
+        journal: bool = False,
+        writer: Writer | None = None,
+    ) -> None:
+        self._cache = cache  # the store's layers: what a checkpoint writes and forgets
+        self._name = name
+        self._conn = conn
+        self._target = target
+        # A store.rows.Entry (as a plain tuple) per operation since the last flush; the flush
+        # turns each into a journal row. The buffer holds encodings, not values, so a value
+        # overwritten before the flush is freed at once (a buffer of values kept whole object
+        # trees alive, and Python's full GC passes grew with them). The store appends to it.
+        self.journal: list[EntryTuple] | None = [] if journal else None
+        self.writer = writer  # write-behind (store.behind.writer), when asked for
+        self._shipped = 0  # journal entries already handed to the writer
+        self._store_id = loaded.store_id if loaded else 0
+        self.seq = loaded.next_seq if loaded else 1
+        self.checkpoint_seq = loaded.checkpoint_seq if loaded else None
+        self._chain = loaded.chain if loaded else None  # the journal chain at the last checkpoint
+        self.digest = loaded.digest if loaded else 0  # the state's at the last checkpoint
+        # The policy (store.options.StoreOptions documents each).
+        self.auto = options.auto_checkpoint
+        self._interval = options.checkpoint_interval
+        self._base_commit_gap = options.base_commit_gap
+        self._max_pending = options.max_pending
+        self._last_checkpoint = _monotonic()
 
-    if TYPE_CHECKING:  # the store's guards
+    def has_unflushed(self) -> bool:
+        return bool(self.journal) or self._cache.has_unflushed()
 
-        def _readable(self) -> None: ...
-
-        def _writable(self, action: str) -> None: ...
-
-    def _has_unflushed(self) -> bool:
-        return bool(self._journal) or self._cache.has_unflushed()
-
-    def checkpoint(self, *, wait: bool = True) -> None:
-        """Make everything so far durable, open layers and labels included, in one transaction.
-
-        Writes what changed since the previous checkpoint, the buffered journal and a
-        ``checkpoint`` journal entry carrying the state digest. A no-op on a read-only store.
-        Returns once it is durable, with write-behind too. ``wait=False``, with write-behind
-        only: return once the checkpoint is handed to the writer process (a caller that needs a
-        restart point, not yet a durable one); a failure is then reported by a later checkpoint
-        or ``close()``.
-
-        Raises:
-            DatabaseError: the write failed; nothing was lost from memory, so retrying is safe.
-        """
-        self._checkpoint(wait=wait)
-
-    def _checkpoint(self, *, wait: bool) -> None:
-        """A checkpoint; with write-behind and ``wait=False`` not waited for."""
-        if self._closed:
-            self._readable()
-        if self._readonly:
+    def checkpoint(self, next_layer: int, *, wait: bool) -> None:
+        """Write everything since the last checkpoint (``Store.checkpoint`` says what that
+        promises); with write-behind and ``wait=False`` not waited for."""
+        if self.writer is not None:
+            self._hand_over(next_layer, wait=wait)
             return
         conn = self._conn
         assert conn is not None
         sid = self._store_id
-        if self._writer is not None:
-            self._hand_over(wait=wait)
-            return
-        with _sql.translate(self._require_target(), f"checkpointing store {self._name!r}"):
+        with engines.translate(self.target(), f"checkpointing store {self._name!r}"):
             owed = pending.plan(
                 self._cache,
-                self._journal,
+                self.journal,
                 store_id=sid,
-                next_seq=self._seq,
-                next_layer=self._next_layer,
-                digest=self._digest,
-                checkpoint_seq=self._checkpoint_seq,
+                next_seq=self.seq,
+                next_layer=next_layer,
+                digest=self.digest,
+                checkpoint_seq=self.checkpoint_seq,
                 chain=self._chain,
                 resolve=lambda keys: persist.resolved_encoded(conn, sid, keys),
             )
-        with _sql.translate(
-            self._require_target(), f"checkpointing store {self._name!r}", owed.encoded_size
+        with engines.translate(
+            self.target(), f"checkpointing store {self._name!r}", owed.encoded_size
         ):
             self._flushed(persist.flush(conn, owed))
         # Written: the memory side may now forget what it kept for SQL.
         self._cache.flushed()
-        if self._journal is not None:
-            self._journal.clear()
+        if self.journal is not None:
+            self.journal.clear()
         self._last_checkpoint = _monotonic()
-        self._ops_left = CHECK_EVERY
 
-    def _ship(self) -> None:
+    def ship(self) -> None:
         """Hand the journal entries not yet handed over to the writer process."""
-        journal = self._journal
-        assert self._writer is not None and journal is not None
+        journal = self.journal
+        assert self.writer is not None and journal is not None
         if len(journal) > self._shipped:
-            self._writer.ship(journal[self._shipped :])
+            self.writer.ship(journal[self._shipped :])
         self._shipped = len(journal)
 
-    def _hand_over(self, *, wait: bool) -> None:
+    def _hand_over(self, next_layer: int, *, wait: bool) -> None:
         """A checkpoint written by the writer process: everything since the last one is in the
         rows it was sent, so the memory side forgets what it kept for SQL at once."""
-        writer = self._writer
-        assert writer is not None and self._journal is not None
-        self._ship()
-        writer.checkpoint(at=_now(), next_layer=self._next_layer)
+        writer = self.writer
+        assert writer is not None and self.journal is not None
+        self.ship()
+        writer.checkpoint(at=_now(), next_layer=next_layer)
         self._cache.flushed()
-        self._journal.clear()
+        self.journal.clear()
         self._shipped = 0
         self._last_checkpoint = _monotonic()
-        self._ops_left = CHECK_EVERY
         if wait:
             writer.wait()
         else:
             writer.poll()
         if writer.last is not None:
-            self._seq, self._checkpoint_seq, digest, self._chain = writer.last
-            self._digest = parse_digest(digest)
+            self._flushed(writer.last)
 
     def _flushed(self, flushed: Flushed) -> None:
-        self._seq = flushed.next_seq
-        self._checkpoint_seq = flushed.checkpoint_seq
+        self.seq = flushed.next_seq
+        self.checkpoint_seq = flushed.checkpoint_seq
         self._chain = flushed.chain
-        self._digest = parse_digest(flushed.state_digest)
+        self.digest = parse_digest(flushed.state_digest)
 
-    def maybe_checkpoint(self) -> bool:
-        """Checkpoint if the policy says it is due (interval elapsed or too much pending).
-
-        For callers that turn ``auto_checkpoint`` off and checkpoint at their own safe points.
-        Returns whether it checkpointed.
-        """
-        self._writable("checkpoint")
-        if self._due():
-            self._checkpoint(wait=False)
-            return True
-        return False
-
-    def _due(self) -> bool:
-        if self._journal is not None and len(self._journal) >= self._max_pending:
+    def due(self) -> bool:
+        """Does the policy want a checkpoint now (too much pending, or the interval elapsed)?"""
+        if self.journal is not None and len(self.journal) >= self._max_pending:
             return True
         if len(self._cache.base_pending) >= self._max_pending:
             return True
         interval = self._interval
         return interval is not None and _monotonic() - self._last_checkpoint >= interval
 
-    def _tick(self) -> None:
-        self._ops_left = CHECK_EVERY
-        if self._auto and self._due():
-            self._checkpoint(wait=False)
-        elif self._writer is not None and len(self._journal or ()) - self._shipped >= _SHIP_EVERY:
-            self._ship()
+    def due_at_base_commit(self) -> bool:
+        """After a commit into the base: is the last checkpoint older than the policy's gap?"""
+        gap = self._base_commit_gap
+        return self.auto and gap is not None and _monotonic() - self._last_checkpoint >= gap
 
-    def _require_target(self) -> _sql.Target:
+    def tick(self, next_layer: int) -> None:
+        """The store's look every ``CHECK_EVERY`` operations: checkpoint when due, else hand
+        the writer process a full batch of the journal."""
+        if self.auto and self.due():
+            self.checkpoint(next_layer, wait=False)
+        elif self.writer is not None and len(self.journal or ()) - self._shipped >= _SHIP_EVERY:
+            self.ship()
+
+    def writer_digest(self) -> str:
+        """The state digest, from the writer process (it mirrors the store)."""
+        assert self.writer is not None
+        with engines.translate(self.target(), f"digesting store {self._name!r}"):
+            self.ship()
+            return self.writer.digest()
+
+    def wait_for_writer(self) -> None:
+        """What the policy handed over is durable, or said to fail (no writer: nothing)."""
+        if self.writer is not None:
+            self.writer.wait()
+
+    def stop_writer(self) -> None:
+        """End the writer process: it writes what it was handed first, and ends before the
+        store's lock goes (it holds the lock file too)."""
+        if self.writer is not None:
+            writer, self.writer = self.writer, None
+            writer.close()
+
+    def target(self) -> engines.Target:
         assert self._target is not None
         return self._target

@@ -3,25 +3,26 @@
 The store owns its state: the journal buffer, the counters, the checkpoint policy and the state
 digest. Its layers and read cache are a :mod:`store.cache` strategy (every value in memory by
 default; ``cache_size=N`` for a bounded cache whose misses read SQL), whose data model is
-written out there; ``store.tables`` has the one in SQL, and :mod:`store.opening` connects,
+written out there; ``store.sql.tables`` has the one in SQL, and :mod:`store.sql.opening` connects,
 locks and loads. A checkpoint plans a :class:`store.rows.Pending` (rows, counters, digest:
-:func:`store.pending.plan`) and hands it to :func:`store.persist.flush`, which writes it in one
+:func:`store.pending.plan`) and hands it to :func:`store.sql.persist.flush`, which writes it in one
 transaction and answers what it wrote: only plain values cross to the SQL side. The checkpoint,
-its policy and the write-behind hand-over are the methods of a mixin of ``Store``,
-:class:`store.checkpointing.Checkpointing` (this module keeps opening, layers, reads and writes).
+its policy and the write-behind hand-over belong to the store's
+:class:`store.checkpointing.Checkpointer`, which owns the journal buffer, the journal's counters
+and the digest at the last checkpoint (this module keeps opening, layers, reads and writes).
 
-Durability: after ``checkpoint()`` returns, the state (open layers and labels included) survives
-the process being killed; with ``sync="full"`` it also survives a power cut. Reopening after a
-crash gives the state of the last checkpoint — an operation boundary — never a half-applied one.
-Automatic checkpoints (the policy, set by :class:`store.options.StoreOptions`) happen after
-``checkpoint_interval`` seconds of work, when more than ``max_pending`` journal entries wait, and
-at a commit into the base unless the last checkpoint is more recent than
-``checkpoint_on_base_commit`` seconds; ``auto_checkpoint=False`` leaves them all to
-``checkpoint()`` and ``maybe_checkpoint()``. ``close()`` checkpoints. A Fork ... Revert between
-two checkpoints costs no SQL. With ``write_behind=True`` the journal buffer is handed in batches
-to a process of the store's own, which mirrors the store and writes the rows and checkpoints
-(:mod:`store.writer`, :mod:`store.writer_process`); ``checkpoint()`` and ``close()`` still wait
-until it is durable, the policy's checkpoints and ``checkpoint(wait=False)`` do not.
+Durability: after ``checkpoint()`` returns, the state (open layers and labels included) survives the
+process being killed; with ``sync="full"`` it also survives a power cut. Reopening after a crash
+gives the state of the last checkpoint — an operation boundary — never a half-applied one. Automatic
+checkpoints (the policy, set by :class:`store.options.StoreOptions`) happen after
+``checkpoint_interval`` seconds of work, when more than ``max_pending`` journal entries wait, and at
+a commit into the base unless the last checkpoint is more recent than ``checkpoint_on_base_commit``
+seconds; ``auto_checkpoint=False`` leaves them all to ``checkpoint()`` and ``maybe_checkpoint()``.
+``close()`` checkpoints. A Fork ... Revert between two checkpoints costs no SQL. With
+``write_behind=True`` the journal buffer is handed in batches to a process of the store's own, which
+mirrors the store and writes the rows and checkpoints (:mod:`store.behind.writer`,
+:mod:`store.behind.writer_process`); ``checkpoint()`` and ``close()`` still wait until it is
+durable, the policy's checkpoints and ``checkpoint(wait=False)`` do not.
 
 Values returned by ``get``/``items`` are shared with the cache and read-only by contract: never
 mutate them; ``put`` a new value instead. The store never mutates a value after ``put``.
@@ -36,10 +37,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from drasnap.store import _sql, opening, pending, persist
+from drasnap.store import pending
+from drasnap.store.behind.writer import Writer
 from drasnap.store.cache import BoundedCache, FullCache, Layer, LayerStack
 from drasnap.store.checkpointing import CHECK_EVERY as _CHECK_EVERY
-from drasnap.store.checkpointing import Checkpointing
+from drasnap.store.checkpointing import Checkpointer
 from drasnap.store.checkpointing import start_writer as _start_writer
 from drasnap.store.codec import (
     check_name,
@@ -57,19 +59,18 @@ from drasnap.store.errors import (
 )
 from drasnap.store.followers import Followed
 from drasnap.store.interface import ABSENT, MISS, TOMBSTONE, Closing, LayerInfo
-from drasnap.store.lock import WriterLock
 from drasnap.store.options import StoreOptions, check_store_name
 from drasnap.store.rows import EntryTuple, Loaded
-from drasnap.store.writer import Writer
+from drasnap.store.sql import engines, opening, persist
+from drasnap.store.sql.lock import WriterLock
 from sqlalchemy import Connection
 
 Key = tuple[str, str]
 _now = time.time
-_monotonic = time.monotonic
 _DEFAULTS = StoreOptions()
 
 
-class Store(Checkpointing, Followed, Closing):
+class Store(Followed, Closing):
     """A durable, versioned key-value store of JSON values, organised as patch layers.
 
     Open it with :meth:`Store.open`; see the module docstring for durability and concurrency,
@@ -84,36 +85,19 @@ class Store(Checkpointing, Followed, Closing):
         self._name = ""
         self._cache: LayerStack = FullCache()
         self._layers: list[Layer] = self._cache.layers  # the cache's, read on every write
-        # A store.rows.Entry (as a plain tuple) per operation since the last flush; the flush
-        # turns each into a journal row. The buffer holds encodings,
-        # not values, so a value overwritten before the flush is freed at once (a buffer of
-        # values kept whole object trees alive, and Python's full GC passes grew with them).
+        self._checkpointer = Checkpointer(self._cache, _DEFAULTS)
+        # The checkpointer's journal buffer (the same list), appended to on every write.
         self._journal: list[EntryTuple] | None = None
-        self._seq = 1
         self._next_layer = 1
-        self._checkpoint_seq: int | None = None
-        self._chain: str | None = None  # the journal chain at the last checkpoint
-        self._digest = 0
-        self._store_id = 0
         self._created_at = 0.0
-        self._ops_left = _CHECK_EVERY
-        self._last_checkpoint = _monotonic()
+        self._ops_left = _CHECK_EVERY  # operations until the checkpointer's next look (tick)
         self._connected: opening.Connected | None = None
         self._conn: Connection | None = None
-        self._target: _sql.Target | None = None
-        self._writer: Writer | None = None  # write-behind (store.writer), when asked for
-        self._shipped = 0  # journal entries already handed to the writer
-        self._apply_policy(_DEFAULTS)
+        self._target: engines.Target | None = None
+        self._options = _DEFAULTS
         self._journal_complete = True
         self._backend = ""
         super().__init__()
-
-    def _apply_policy(self, options: StoreOptions) -> None:
-        self._options = options
-        self._auto = options.auto_checkpoint
-        self._interval = options.checkpoint_interval
-        self._on_base_commit = options.base_commit_gap
-        self._max_pending = options.max_pending
 
     # -- opening and closing ---------------------------------------------------------------------
 
@@ -150,7 +134,7 @@ class Store(Checkpointing, Followed, Closing):
         settings = StoreOptions(**options)
         writers: list[Writer] = []
 
-        def start_writer(target: _sql.Target, lock: WriterLock) -> None:
+        def start_writer(target: engines.Target, lock: WriterLock) -> None:
             writer = _start_writer(target, name, settings, lock, writer_faults)
             if writer is not None:
                 writers.append(writer)
@@ -171,15 +155,12 @@ class Store(Checkpointing, Followed, Closing):
         store = cls()
         store._name = name
         store._readonly = readonly
-        store._apply_policy(settings)
+        store._options = settings
         store._connected = connected
         store._target = connected.target
         store._conn = connected.conn
         store._backend = connected.backend
-        journal_on = settings.journal
-        if not readonly:
-            store._journal = [] if journal_on else None
-        store._journal_complete = loaded.journal_complete and journal_on
+        store._journal_complete = loaded.journal_complete and settings.journal
         cache: LayerStack
         if settings.cache_size is None:
             cache = FullCache()
@@ -188,7 +169,17 @@ class Store(Checkpointing, Followed, Closing):
             base = persist.SqlBase(connected.conn, loaded.store_id, connected.target)
             cache = BoundedCache(settings.cache_size, base)
         store._install(cache, loaded)
-        store._writer = writers[0] if writers else None
+        store._checkpointer = Checkpointer(
+            cache,
+            settings,
+            name=name,
+            loaded=loaded,
+            conn=connected.conn,
+            target=connected.target,
+            journal=settings.journal and not readonly,
+            writer=writers[0] if writers else None,
+        )
+        store._journal = store._checkpointer.journal
         store._closed = False
         store._blocked = readonly
         return store
@@ -206,20 +197,14 @@ class Store(Checkpointing, Followed, Closing):
         return opening.drop(target, name)
 
     def _install(self, cache: LayerStack, loaded: Loaded) -> None:
-        self._store_id = loaded.store_id
         self._created_at = loaded.created_at
-        self._seq = loaded.next_seq
         self._next_layer = loaded.next_layer
-        self._digest = loaded.digest
-        self._checkpoint_seq = loaded.checkpoint_seq
-        self._chain = loaded.chain
         cache.install(loaded)
         self._cache = cache
         self._layers = cache.layers
         # The store's most frequent call goes straight to the cache (one dict lookup with every
         # value in memory); close() removes the shortcut, so a closed store raises.
         self.get = cache.get  # type: ignore[method-assign]
-        self._last_checkpoint = _monotonic()
 
     def close(self, *, checkpoint: bool = True) -> None:
         """Checkpoint (writers) and release the database and the writer lock. Idempotent.
@@ -229,17 +214,15 @@ class Store(Checkpointing, Followed, Closing):
         """
         if self._closed:
             return
+        checkpointer = self._checkpointer
         try:
-            if checkpoint and not self._readonly and self._has_unflushed():
+            if checkpoint and not self._readonly and checkpointer.has_unflushed():
                 self.checkpoint()
-            elif checkpoint and self._writer is not None:
-                self._writer.wait()  # what the policy handed over is durable, or said to fail
+            elif checkpoint:
+                checkpointer.wait_for_writer()
         finally:
-            if self._writer is not None:
-                # It writes what it was handed first (checkpoint=False: as a crash would, or
-                # not), and ends before the lock goes: it holds the lock file too.
-                writer, self._writer = self._writer, None
-                writer.close()
+            # It writes what it was handed first (checkpoint=False: as a crash would, or not).
+            checkpointer.stop_writer()
             self._closed = True
             self._blocked = True
             self.__dict__.pop("get", None)
@@ -294,6 +277,47 @@ class Store(Checkpointing, Followed, Closing):
     def _readable(self) -> None:
         if self._closed:
             raise StoreClosedError(f"Cannot read from a closed store ({self._name!r}).")
+
+    # -- checkpoints (the Checkpointer writes them) -------------------------------------------
+
+    def checkpoint(self, *, wait: bool = True) -> None:
+        """Make everything so far durable, open layers and labels included, in one transaction.
+
+        Writes what changed since the previous checkpoint, the buffered journal and a
+        ``checkpoint`` journal entry carrying the state digest. A no-op on a read-only store.
+        Returns once it is durable, with write-behind too. ``wait=False``, with write-behind
+        only: return once the checkpoint is handed to the writer process (a caller that needs a
+        restart point, not yet a durable one); a failure is then reported by a later checkpoint
+        or ``close()``.
+
+        Raises:
+            DatabaseError: the write failed; nothing was lost from memory, so retrying is safe.
+        """
+        self._checkpoint(wait=wait)
+
+    def _checkpoint(self, *, wait: bool) -> None:
+        if self._closed:
+            self._readable()
+        if self._readonly:
+            return
+        self._checkpointer.checkpoint(self._next_layer, wait=wait)
+        self._ops_left = _CHECK_EVERY
+
+    def maybe_checkpoint(self) -> bool:
+        """Checkpoint if the policy says it is due (interval elapsed or too much pending).
+
+        For callers that turn ``auto_checkpoint`` off and checkpoint at their own safe points.
+        Returns whether it checkpointed.
+        """
+        self._writable("checkpoint")
+        if self._checkpointer.due():
+            self._checkpoint(wait=False)
+            return True
+        return False
+
+    def _tick(self) -> None:
+        self._ops_left = _CHECK_EVERY
+        self._checkpointer.tick(self._next_layer)
 
     # -- followers -------------------------------------------------------------------------------
 
@@ -376,13 +400,8 @@ class Store(Checkpointing, Followed, Closing):
         into = self._cache.commit()
         if self._journal is not None:
             self._journal.append((_now(), "commit", depth, instance, into, None, None, None, None))
-        gap = self._on_base_commit
-        if (
-            into == 0  # only a commit into the base reads the clock
-            and self._auto
-            and gap is not None
-            and _monotonic() - self._last_checkpoint >= gap
-        ):
+        # Only a commit into the base reads the clock.
+        if into == 0 and self._checkpointer.due_at_base_commit():
             self._checkpoint(wait=False)
             return 0
         self._ops_left -= 1
@@ -433,14 +452,14 @@ class Store(Checkpointing, Followed, Closing):
         O(keys changed since the last checkpoint) with an unbounded cache.
         """
         self._readable()
-        if self._writer is not None:  # it holds the digest of the last checkpoint it wrote
-            with _sql.translate(self._require_target(), f"digesting store {self._name!r}"):
-                self._ship()
-                return self._writer.digest()
+        checkpointer = self._checkpointer
+        if checkpointer.writer is not None:  # it holds the digest of the last checkpoint it wrote
+            return checkpointer.writer_digest()
         changes = list(self._cache.digest_changes())
         if any(old is MISS for _, old, _ in changes):
             return self._full_digest()
-        return format_digest(digest_after(self._digest, pending.encoded_changes(changes, encode)))
+        since = pending.encoded_changes(changes, encode)
+        return format_digest(digest_after(checkpointer.digest, since))
 
     def _full_digest(self) -> str:
         total = 0

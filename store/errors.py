@@ -15,8 +15,8 @@ The tree::
     ├── JournalError               a journal is incomplete or inconsistent for a replay/history
     └── DatabaseError              any other failure of the database underneath
 
-sqlite3, SQLAlchemy and Alembic exceptions never leave ``store/``: they are translated to
-these classes (with ``raise ... from exc``) in one place, ``store._sql.translate``; a driver's
+sqlite3, SQLAlchemy and Alembic exceptions never leave ``store/``: they are translated to these
+classes (with ``raise ... from exc``) in one place, ``store.sql.engines.translate``; a driver's
 message quoted in one is put on one line first (:func:`one_line`).
 """
 

@@ -158,7 +158,7 @@ NEVER: Final = 1 << 62
 
 
 class Fate(StrEnum):
-    """How a layer's changes ended (``store.journal`` says how it is found); equal to its
+    """How a layer's changes ended (``store.journal.reader`` says how it is found); equal to its
     lowercase name."""
 
     COMMITTED = "committed"

@@ -34,7 +34,7 @@ class StoreOptions:
       power cut), "off" (neither, for throw-away runs). On PostgreSQL "full" is
       ``synchronous_commit=on`` and the others ``off``, which survives a killed client.
     - ``write_behind``: the journal and the checkpoints are written by a process of the
-      store's own while the caller goes on (:mod:`store.writer`); ``checkpoint()`` and
+      store's own while the caller goes on (:mod:`store.behind.writer`); ``checkpoint()`` and
       ``close()`` still return only when everything is durable. For SQLite files, with the
       journal on and every value in memory (``cache_size=None``); the writer holds the file's
       write lock between checkpoints. ``"auto"``: on where it can be (a writer of a SQLite

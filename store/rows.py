@@ -1,7 +1,7 @@
 """The plain values the durable store's two sides exchange: what SQL holds when a store opens
-(:class:`Loaded`, read by ``store.persist.load``), and at each flush what is pending
+(:class:`Loaded`, read by ``store.sql.persist.load``), and at each flush what is pending
 (:class:`Pending`, built by the memory side, ``store.cache``) and what was written
-(:class:`Flushed`, the answer of ``store.persist.flush``, which writes a ``Pending`` in one
+(:class:`Flushed`, the answer of ``store.sql.persist.flush``, which writes a ``Pending`` in one
 transaction).
 
 A ``Pending`` holds only encoded rows (strings, numbers, booleans, None), never a reference to
@@ -32,7 +32,7 @@ __all__ = [
 Key = tuple[str, str]
 
 #: ``(store_id, kind, key, depth)`` to delete, or ``(store_id, kind, key, depth, tombstone,
-#: value)`` to write, as in ``store.tables.entries``.
+#: value)`` to write, as in ``store.sql.tables.entries``.
 EntryRow = tuple[Any, ...]
 #: ``(depth, instance, label, created_at)`` of a layer new in SQL.
 LayerRow = tuple[int, int, str | None, float]
@@ -44,8 +44,8 @@ class Entry(NamedTuple):
     chain (those are given at the flush, :func:`journal_row`).
 
     The store appends each as a plain tuple in this field order (:data:`EntryTuple`): building
-    a NamedTuple costs about a microsecond more, a sixth of a ``put``. Read one by name with
-    ``Entry._make(t)``.
+    a NamedTuple costs several times a tuple, a visible part of a ``put`` (BENCHMARKS.md,
+    design notes). Read one by name with ``Entry._make(t)``.
     """
 
     ts: float
@@ -62,7 +62,7 @@ class Entry(NamedTuple):
 #: An :class:`Entry` as the plain tuple the store's hot path builds.
 EntryTuple = tuple[float, str, int, int, int | None, str | None, str | None, str | None, str | None]
 
-#: A ``store.tables.journal`` row, its columns in table order: ``store_id``, ``seq``, the
+#: A ``store.sql.tables.journal`` row, its columns in table order: ``store_id``, ``seq``, the
 #: fields of an :class:`Entry`, ``digest`` and ``chain`` (a checkpoint's). A plain tuple: it
 #: is what the chain hashes (orjson encodes tuples, not NamedTuples) and what SQL inserts.
 JournalRow = tuple[Any, ...]

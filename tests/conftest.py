@@ -28,7 +28,7 @@ Isolation on a shared database (other test runs, other people's tables):
 - ``database`` (durability, errors, migrations: tests that use fixed store names, look at the
   journal, downgrade or break the schema) gets a fresh schema per test.
 - The writer lock is a PostgreSQL advisory lock, which is per database but not per schema; its
-  key includes the schema (``store._sql``), so two runs using the same store name in two
+  key includes the schema (``store.sql.engines``), so two runs using the same store name in two
   schemas never block each other.
 """
 

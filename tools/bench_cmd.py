@@ -17,6 +17,7 @@ from drasnap.tools.bench.names import (
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import json_option, seed_option
 from drasnap.tools.output import echo_json
+from drasnap.tools.progress import milestone
 
 if TYPE_CHECKING:
     from drasnap.tools.bench.suite import Row
@@ -167,20 +168,17 @@ def bench_cmd(
     size = size or ("quick" if quick else "full")
     set_scale(0.01 if size == "tiny" else 1.0)
 
-    def progress(message: str) -> None:
-        click.echo(f"... {message}", err=True)
-
     results: list[dict[str, Any]] = []
     tables: list[str] = []
     info: dict[str, str] = {}
     if "store" in chosen:
         rows, info["database"] = store_bench.run(
-            quick=size != "full", progress=progress, postgres_url=postgres_url
+            quick=size != "full", progress=milestone, postgres_url=postgres_url
         )
         results += report.micro_json("store", rows)
         tables += ["store operations", *report.micro_table(rows, postgres_url is not None), ""]
     if "snapshot" in chosen:
-        rows = snapshot_bench.run(quick=size != "full", progress=progress)
+        rows = snapshot_bench.run(quick=size != "full", progress=milestone)
         results += report.micro_json("snapshot", rows)
         tables += ["DRA snapshot operations", *report.micro_table(rows, False), ""]
 
@@ -193,7 +191,7 @@ def bench_cmd(
             seed=seed,
             memory=memory,
             postgres_url=postgres_url,
-            progress=progress,
+            progress=milestone,
         )
 
     scenario_rows: list[Row] = []
@@ -212,7 +210,7 @@ def bench_cmd(
     scaling_rows: list[Row] = []
     if "scaling" in chosen:
         scaling_rows = run_scaling(
-            names, size=size, memory=memory, postgres_url=postgres_url, progress=progress
+            names, size=size, memory=memory, postgres_url=postgres_url, progress=milestone
         )
         results += [r.as_json() for r in scaling_rows]
         tables += ["scaling", *report.suite_table(scaling_rows), ""]
@@ -223,7 +221,7 @@ def bench_cmd(
             repeat=repeat,
             seed=seed,
             postgres_url=postgres_url,
-            progress=progress,
+            progress=milestone,
         )
         results += [r.as_json() for r in sizes_rows]
         tables += [SIZES_WORKLOAD, *report.suite_table(sizes_rows), ""]
@@ -232,13 +230,13 @@ def bench_cmd(
         from drasnap.tools.bench import against_ca as ca
 
         comparisons = ca.compare(
-            str(against_ca), ca_cases, size=size, repeat=repeat, progress=progress
+            str(against_ca), ca_cases, size=size, repeat=repeat, progress=milestone
         )
         tables += [*ca.table(comparisons, binary=str(against_ca), size=size, repeat=repeat), ""]
     m = machine(**info)
     if plot is not None:
         report.plot(plot, scenario_rows, scaling_rows)
-        progress(f"chart written to {plot}")
+        milestone(f"chart written to {plot}")
     if as_json:
         settings = {"size": size, "repeat": repeat, "seed": seed, "backends": names}
         report_json: dict[str, Any] = {"machine": m, "settings": settings, "results": results}

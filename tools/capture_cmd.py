@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import (
@@ -15,6 +13,7 @@ from drasnap.tools.options import (
     redact_option,
 )
 from drasnap.tools.output import echo_json
+from drasnap.tools.progress import ObjectCounts
 
 
 @click.command(name="capture")
@@ -58,13 +57,13 @@ def capture_cmd(
 
     target, table_path = output_dir(output, redact)
     client, server = connect(kubeconfig, context)
-    progress = CaptureProgress() if sys.stderr.isatty() and not as_json else None
+    progress = ObjectCounts.on_terminal(as_json)
     try:
         result = capture(
             client,
             namespaces=namespaces,
             page_size=page_size,
-            progress=progress.show if progress else None,
+            progress=progress,
         )
     except ForbiddenError as exc:
         if progress:
@@ -122,20 +121,3 @@ def capture_cmd(
             f" resourceVersion {listed.resource_version}"
         )
     click.echo(f"wrote {target}" + (f" (translation table: {table_path})" if redactor else ""))
-
-
-class CaptureProgress:
-    """Per kind, the objects listed so far, redrawn in place on a terminal."""
-
-    def __init__(self) -> None:
-        self.kind = ""
-
-    def show(self, kind: str, count: int) -> None:
-        if kind != self.kind and self.kind:
-            click.echo("", err=True)
-        self.kind = kind
-        click.echo(f"\r{kind}: {count} objects", err=True, nl=False)
-
-    def close(self) -> None:
-        if self.kind:
-            click.echo("", err=True)

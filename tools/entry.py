@@ -7,10 +7,10 @@ a run goes, to stop it at a step boundary (see ``tools.simulate_cmd``).
 
 When the command has returned, everything it wrote is closed (stores close their writer
 process and database before a command returns): what is left is the interpreter tearing down
-a heap of a few hundred thousand objects, which took longer than some whole commands (0.6 s
-after a 4,000-pod scale-up). The script flushes its output and ends the process there instead.
-A command that ends with an uncaught exception keeps the interpreter's usual exit (traceback,
-finalizers).
+a heap of a few hundred thousand objects, which took longer than some whole commands
+(BENCHMARKS.md, design notes). The script flushes its output and ends the process there
+instead. A command that ends with an uncaught exception keeps the interpreter's usual exit
+(traceback, finalizers).
 """
 
 from __future__ import annotations

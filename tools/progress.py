@@ -1,9 +1,16 @@
-"""Progress of a long run on stderr: a bar on a terminal, a line every few seconds elsewhere.
+"""Progress of a long command on stderr, drawn here for every command, in three shapes (each
+library function reports its own way, and each shape draws one):
 
-On a terminal the bar is redrawn in place (at most ten times a second) with the steps done,
-what the run has decided so far (nodes removed or added) and the time left. When stderr is not a
-terminal (CI, ``nohup``, a Job's log) a plain line is written every ``interval`` seconds, so a
-run that takes an hour shows it is alive without flooding the log.
+- :class:`Progress`, a run of counted steps (``simulate``, a
+  ``snapshot.simulation.ProgressCallback``): on a terminal a bar redrawn in place (at most ten
+  times a second) with the steps done, what the run has decided so far (nodes removed or
+  added) and the time left. When stderr is not a terminal (CI, ``nohup``, a Job's log) a plain
+  line is written every ``interval`` seconds, so a run that takes an hour shows it is alive
+  without flooding the log.
+- :class:`ObjectCounts`, a live cluster listed kind by kind (``capture``, and ``record``'s
+  first capture): the objects of each kind so far, redrawn in place, on a terminal only.
+- :func:`milestone`, a long command that counts no steps (``bench``'s workloads, ``replay``'s
+  records every 100,000): one ``... what`` line at each.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
+
+import click
 
 _REDRAW = 0.1  # seconds between redraws of the bar
 _BAR = 24
@@ -92,3 +101,39 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
             self.drawn = False
+
+
+class ObjectCounts:
+    """Per kind, the objects listed so far (``capture``'s ``progress(kind, count)``), redrawn in
+    place: a line per kind."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.kind = ""
+
+    @classmethod
+    def on_terminal(cls, as_json: bool) -> ObjectCounts | None:
+        """Counts when stderr is a terminal and the command prints no JSON, else None (drawn
+        in place, they would only clutter a log)."""
+        return cls() if sys.stderr.isatty() and not as_json else None
+
+    def __call__(self, kind: str, count: int) -> None:
+        if kind != self.kind and self.kind:
+            self.stream.write("\n")
+        self.kind = kind
+        self.stream.write(f"\r{kind}: {count} objects")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.kind:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+#: What :func:`milestone` draws: the progress of a command told in words (``bench``'s parts).
+Milestones = Callable[[str], None]
+
+
+def milestone(message: str) -> None:
+    """``... message`` on stderr: where a long command has got to."""
+    click.echo(f"... {message}", err=True)

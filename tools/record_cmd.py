@@ -13,6 +13,7 @@ import click
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import cluster_options, json_option, page_size_option
 from drasnap.tools.output import echo_json, program
+from drasnap.tools.progress import ObjectCounts
 
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -169,10 +170,8 @@ def _record(
 
     first = None
     if not (resume and exists):  # the capture first: a refusal leaves no store behind
-        from drasnap.tools.capture_cmd import CaptureProgress
-
-        progress = CaptureProgress() if sys.stderr.isatty() and not as_json else None
-        first = recorder(None).capture(progress.show if progress else None)
+        progress = ObjectCounts.on_terminal(as_json)
+        first = recorder(None).capture(progress)
         if progress:
             progress.close()
     with Store.open(db, name=name) as store:

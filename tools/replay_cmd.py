@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 from drasnap.tools.options import database, json_option, name_option, store_to_read
 from drasnap.tools.output import command_line, echo_json
+from drasnap.tools.progress import milestone
 
 if TYPE_CHECKING:
     from drasnap.store import ReplayReport
@@ -89,7 +90,7 @@ def replay_cmd(
         to=to,
         into=into,
         verify=verify,
-        progress=lambda n: click.echo(f"... {n:,} records", err=True),
+        progress=lambda n: milestone(f"{n:,} records"),
     )
     if as_json:
         echo_json(report_json(report))

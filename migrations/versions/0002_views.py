@@ -3,7 +3,7 @@ index on the journal's layer instances.
 
 The views are documented, with example queries, in ``docs/sql.md``. They use only what a stock
 ``sqlite3`` shell (3.38+, JSON built in) or PostgreSQL (12+) has, so they work in Datasette and
-in ``psql`` as well as through ``drasnap query``. They are not part of ``store.tables``'s
+in ``psql`` as well as through ``drasnap query``. They are not part of ``store.sql.tables``'s
 metadata (Alembic's autogenerate ignores views), so ``alembic check`` is not concerned.
 
 The PostgreSQL text is kept equivalent to the SQLite one (``value::jsonb`` for
@@ -229,7 +229,7 @@ def _views(dialect: str) -> list[tuple[str, str]]:
 
 
 # The layer operations only (about one row in six), with every column a layer history needs,
-# so following a commit chain reads the index alone: store.journal resolves the fate of a
+# so following a commit chain reads the index alone: store.journal.reader resolves the fate of a
 # layer instance with one index lookup per step. Puts and deletes (most of the journal) are
 # not in it, so the store's writes barely pay for it.
 LAYER_OPS = "op IN ('fork', 'commit', 'revert')"

@@ -5,7 +5,7 @@ table that records the views the layers above the store register.
   (``2026-12-02T09:30:00.123+00:00``, as ``drasnap history`` prints times); the seconds since
   the epoch stay in ``opened_at_epoch`` and ``closed_at_epoch``.
 - ``allocation_events`` leaves the migrations: it reads ResourceClaim JSON, which the store's
-  schema must not know. The snapshot registers it (``store.views``), and every writer that
+  schema must not know. The snapshot registers it (``store.sql.views``), and every writer that
   imported the snapshot creates it in the database, as it was.
 - ``registered_views`` records each registered view created, with a digest of its text.
 
@@ -39,7 +39,7 @@ def iso_utc(expression: str, dialect: str) -> str:
     """Seconds since the epoch as ISO-8601 UTC text with milliseconds, as Python's
     ``datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")`` (the fraction
     rounded to microseconds, then cut). Frozen here as this revision wrote it;
-    ``store.views.iso_utc_sql`` is the same for the views registered from Python."""
+    ``store.sql.views.iso_utc_sql`` is the same for the views registered from Python."""
     e = f"({expression})"
     if dialect == "postgresql":
         micros = f"round(({e} - floor({e})) * 1000000)"

@@ -18,8 +18,9 @@ cannot be reverted, as upstream's
 ``cluster-autoscaler/simulator/dynamicresources/snapshot/snapshot.go``. Objects are wire-format
 dicts. Values in the store are shared and read-only: the snapshot never mutates an object it
 was given or read, it writes new dicts built copy-on-write along the changed path
-(:mod:`snapshot.k8s.claims`), and every read-modify-write re-reads the claim from the store (no
-stale caller object, sigs #33/#37).
+(:mod:`snapshot.k8s.claims`), and every read-modify-write re-reads the claim from the store,
+never the caller's object, which may be stale (a pod that names one claim twice finds, at the
+second reference, the reservation the first one made).
 
 Derived state, in memory only (:mod:`snapshot.dra.index`): the allocated-device index behind
 ``resource_claims.list_all_allocated_devices()`` (read on every scheduling attempt) and the
@@ -340,7 +341,7 @@ class DraSnapshot(Closing):
         Owned claims (whose controller owner is the pod) are deleted; shared ones lose the pod's
         first reservation entry and keep their allocation. References that cannot be resolved
         and claims that are not tracked (or were deleted by an earlier reference of the same
-        pod) are skipped (sigs #31/#32). Never raises for missing claims.
+        pod) are skipped. Never raises for missing claims.
         """
         for key, _ in self._pod_claims(pod, strict=False):
             current = self._claim(key)  # re-read: an earlier reference may have changed it
@@ -382,7 +383,7 @@ class DraSnapshot(Closing):
                 )
         for key, _ in pairs:
             allocated = pending.pop(key) if key in pending else None
-            # Re-read, never the caller's or a stale object (#33).
+            # Re-read, never the caller's or a stale object: the pod may name this claim twice.
             current = self._claim(key) if allocated is None else allocated
             assert current is not None  # resolved above; nothing here deletes claims
             updated = with_pod_reservation(current, pod)
@@ -402,7 +403,7 @@ class DraSnapshot(Closing):
         """
         pairs = self._pod_claims(pod, strict=True)
         for key, _ in pairs:
-            current = self._claim(key)  # re-read (#33)
+            current = self._claim(key)  # re-read: the pod may name this claim twice
             assert current is not None
             updated = without_pod_reservation(current, pod)
             if is_for_pod(pod, updated) or not is_in_use(updated):

@@ -1,7 +1,7 @@
 """Allocation history: which devices each ResourceClaim got and lost, in which layer, and
 whether that layer was kept.
 
-Built from a store's journal (:class:`store.journal.Journal`): an *event* is a put or delete
+Built from a store's journal (:class:`store.journal.reader.Journal`): an *event* is a put or delete
 of a ``ResourceClaim`` whose ``status.allocation`` differs from the claim's allocation just
 before it — ``allocate`` with the new allocation's devices, ``deallocate`` with the old one's
 (a changed allocation gives both, at one sequence number). "Just before" is the latest earlier

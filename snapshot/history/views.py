@@ -4,7 +4,7 @@
 ``autoscale_nodes`` (an autoscale run's scale-down decision for each node).
 
 The one place the snapshot writes SQL. ``allocation_events`` reads the store's ``journal`` table and
-``layer_history`` view (documented in ``store/tables.py`` and ``docs/sql.md``) and the
+``layer_history`` view (documented in ``store/sql/tables.py`` and ``docs/sql.md``) and the
 ResourceClaim JSON the snapshot stores, which the store must not know. Each view is registered
 with the store (:func:`store.register_view`) when the package is imported, so every store
 opened for writing by a process using the snapshot holds them. ``tests/migrations/test_views.py``

@@ -2,8 +2,8 @@
 
 Objects are handled as plain dicts in wire format: camelCase keys, exactly what
 ``kubectl get -o json`` prints. The official client models (``kubernetes`` 37, pydantic v2)
-are only used at the edge, to validate what enters from outside (:mod:`snapshot.validation`).
-Dicts are 3-40x cheaper to copy and 2-4x smaller than models.
+are only used at the edge, to validate what enters from outside (:mod:`snapshot.validation`):
+dicts are many times cheaper to copy than models, and smaller (BENCHMARKS.md, design notes).
 
 Kinds, API versions and keys (``namespace/name``) live in :mod:`snapshot.k8s.kinds`. Field paths
 in messages are wire paths with list indices and quoted map keys (:func:`format_field_path`),

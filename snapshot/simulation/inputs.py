@@ -176,7 +176,8 @@ def _plain_scale_down(s: Settings) -> StartingObjects:
 
 def _from_manifests(s: Settings, *, strict: bool) -> StartingObjects:
     # Imported here: reading files means validating them with the kubernetes client's models,
-    # whose import (a third of a second) a generated preset does not need.
+    # whose import (most of a command's start-up: BENCHMARKS.md, design notes) a generated
+    # preset does not need.
     from drasnap.snapshot.ingest.manifests import load_manifests
 
     assert s.source is not None

@@ -164,7 +164,7 @@ class RunSession:
         for _ in range(_NAME_ATTEMPTS):
             try:
                 # The journal and checkpoints are written by a process of their own on a SQLite
-                # file (store.writer): the simulation does not wait for them.
+                # file (store.behind.writer): the simulation does not wait for them.
                 store = Store.open(
                     self.db,
                     name=name,

@@ -49,9 +49,9 @@ from typing import Any
 from drasnap.snapshot.k8s.objects import KubeObject
 
 # The engine and the models are imported by the functions that use them: importing the
-# kubernetes client takes a third of a second, and what only needs a limit of this package
-# (the allocator, `validation.limits`) or a generated cluster (the presets: built here, never
-# read from outside) must not pay it.
+# kubernetes client is most of a command's start-up (BENCHMARKS.md, design notes), and what
+# only needs a limit of this package (the allocator, `validation.limits`) or a generated
+# cluster (the presets: built here, never read from outside) must not pay it.
 
 __all__ = ["as_model", "validate"]
 

@@ -12,7 +12,7 @@ import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
 from drasnap.store import DatabaseError, SchemaVersionError, Store
-from drasnap.store._sql import HEAD_REVISION, MIGRATIONS_DIR, alembic_config
+from drasnap.store.sql.engines import HEAD_REVISION, MIGRATIONS_DIR, alembic_config
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.pool import NullPool
 

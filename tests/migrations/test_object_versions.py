@@ -1,4 +1,4 @@
-"""object_versions and the as-of reads (migration 0007, ``store.as_of``): every version of
+"""object_versions and the as-of reads (migration 0007, ``store.sql.as_of``): every version of
 every object with its lifetime, layer and fate, equal to what a replay of the journal says; the
 objects as of a seq equal to what ``drasnap inspect --at`` (``open_state``) holds, on SQLite and
 PostgreSQL; a database written at the previous head gets them at its next writer's open."""
@@ -17,8 +17,8 @@ import pytest
 from alembic import command
 from click.testing import CliRunner
 from drasnap.store import Journal, Store, open_state, query
-from drasnap.store._sql import alembic_config
-from drasnap.store.as_of import as_of_select
+from drasnap.store.sql.as_of import as_of_select
+from drasnap.store.sql.engines import alembic_config
 from drasnap.tools.cli import cli
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st

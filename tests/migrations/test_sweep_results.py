@@ -13,8 +13,8 @@ import pytest
 from alembic import command
 from drasnap.snapshot.simulation.sweep.views import SUMMARY_KEY, SUMMARY_KIND, SWEEP_RESULTS
 from drasnap.store import Store
-from drasnap.store import view_registry as registry
-from drasnap.store._sql import alembic_config
+from drasnap.store.sql import view_registry as registry
+from drasnap.store.sql.engines import alembic_config
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 

@@ -16,9 +16,9 @@ from alembic import command
 from click.testing import CliRunner
 from drasnap.snapshot.history.allocations import allocation_history
 from drasnap.store import Store, iso_utc_sql
-from drasnap.store._sql import alembic_config
-from drasnap.store.journal import _ALL_STRUCTURE, _CLOSE_ROWS, _LAYER_ROWS, Journal
-from drasnap.store.sql_query import query
+from drasnap.store.journal.reader import _ALL_STRUCTURE, _CLOSE_ROWS, _LAYER_ROWS, Journal
+from drasnap.store.queries.readonly import query
+from drasnap.store.sql.engines import alembic_config
 from drasnap.tools.cli import cli
 from drasnap.tools.output import iso
 from hypothesis import HealthCheck, given, settings

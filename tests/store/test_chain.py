@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from alembic import command
 from drasnap.store import Journal, Store, replay
-from drasnap.store._sql import alembic_config
 from drasnap.store.chain import ChainHasher, chain_of
 from drasnap.store.codec import encode
+from drasnap.store.sql.engines import alembic_config
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import create_engine

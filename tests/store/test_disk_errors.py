@@ -1,4 +1,4 @@
-"""The two failures SQLite words for itself (store.disk): a full disk stops the store at once
+"""The two failures SQLite words for itself (store.sql.disk): a full disk stops the store at once
 with the database's path, the free space and what the checkpoint writes; a database this user
 may not write says which file or folder and why."""
 

@@ -1,4 +1,4 @@
-"""Disk faults told as they are (store.disk_faults, issue 40 item 2): a write that meets a full
+"""Disk faults told as they are (store.sql.disk_faults, issue 40 item 2): a write that meets a full
 disk, a read-only file system or an I/O error stops the store at its first call after it, with
 one line naming the path, the cause and what the database keeps (its last checkpoint), inline and
 with write-behind; and a store opened for writing on a disk with no room left says so before
@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from drasnap.store import DatabaseError, Store, disk_faults
+from drasnap.store import DatabaseError, Store
+from drasnap.store.sql import disk_faults
 from sqlalchemy import exc as sa_exc
 
 KEPT = "the database keeps the store as of its last checkpoint; what was done since is lost"
@@ -103,7 +104,7 @@ def test_an_inline_checkpoint_that_meets_a_disk_fault_says_the_cause(
     def refuse(*_args: Any) -> Any:
         raise sa_exc.OperationalError("INSERT", {}, sqlite3.OperationalError(driver))
 
-    monkeypatch.setattr("drasnap.store.persist.flush", refuse)
+    monkeypatch.setattr("drasnap.store.sql.persist.flush", refuse)
     with pytest.raises(DatabaseError) as caught:
         store.checkpoint()
     message = str(caught.value)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from drasnap.store import MemoryStore, Store, StoreLockedError, persist
+from drasnap.store import MemoryStore, Store, StoreLockedError
+from drasnap.store.sql import persist
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 

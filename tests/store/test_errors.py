@@ -23,7 +23,7 @@ from drasnap.store import (
     StoreClosedError,
     StoreNotFoundError,
 )
-from drasnap.store._sql import parse_target
+from drasnap.store.sql.engines import parse_target
 
 from tests.conftest import Database
 

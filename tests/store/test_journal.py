@@ -1,5 +1,5 @@
-"""The journal reader, layer fates, replay, the state at a seq, and diffs (store.journal,
-store.playback, store.jsondiff) on a recorded session with known answers."""
+"""The journal reader, layer fates, replay, the state at a seq, and diffs (store.journal.reader,
+store.journal.playback, store.journal.jsondiff) on a recorded session with known answers."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from drasnap.store import (
     StoreNotFoundError,
 )
 from drasnap.store.codec import encode
-from drasnap.store.journal import Fate, Journal, JournalError
-from drasnap.store.jsondiff import MISSING, FieldChange, field_diff
-from drasnap.store.playback import diff, open_state, replay
+from drasnap.store.journal.jsondiff import MISSING, FieldChange, field_diff
+from drasnap.store.journal.playback import diff, open_state, replay
+from drasnap.store.journal.reader import Fate, Journal, JournalError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from alembic import command
 from drasnap.store import InvalidValueError, Store, View, register_view
-from drasnap.store import view_registry as registry
-from drasnap.store._sql import alembic_config
+from drasnap.store.sql import view_registry as registry
+from drasnap.store.sql.engines import alembic_config
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
@@ -144,7 +144,7 @@ def test_names_a_view_cannot_have(name: str) -> None:
 
 
 def test_the_names_a_view_cannot_take_are_the_stores_tables() -> None:
-    from drasnap.store.tables import metadata
+    from drasnap.store.sql.tables import metadata
 
     assert set(metadata.tables) == registry.STORE_TABLES
 

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from drasnap.store import DatabaseError, InvalidValueError, ReadOnlyError, _sql
-from drasnap.store import sql_query as sq
-from drasnap.store.sql_lexer import pg_tokens
-from drasnap.store.sql_query import check, query, run_read_only
+from drasnap.store import DatabaseError, InvalidValueError, ReadOnlyError
+from drasnap.store.queries import readonly as sq
+from drasnap.store.queries.lexer import pg_tokens
+from drasnap.store.queries.readonly import check, query, run_read_only
+from drasnap.store.sql import engines
 from sqlalchemy.engine import make_url
 
 from tests.conftest import Database, PostgresSchemas
@@ -221,13 +222,13 @@ def large_object_exists(db: Database, oid: int) -> bool:
 def test_the_server_calls_what_the_check_refuses(pg: Database, sql: str) -> None:
     # (Without the check: the call reaches the server, which refuses it to the reader role.)
     with pytest.raises(ReadOnlyError, match="permission denied for function pg_read_file"):
-        run_read_only(_sql.parse_target(pg.url), sql)
+        run_read_only(engines.parse_target(pg.url), sql)
 
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("sql", NOT_CALLS.values(), ids=NOT_CALLS.keys())
 def test_the_server_calls_nothing_where_the_check_lets_through(pg: Database, sql: str) -> None:
-    assert len(run_read_only(_sql.parse_target(pg.url), sql).rows) == 1
+    assert len(run_read_only(engines.parse_target(pg.url), sql).rows) == 1
 
 
 # Writes the READ ONLY transaction refuses by itself (run without the reader role below).
@@ -258,7 +259,7 @@ def test_the_read_only_transaction_refuses_each_write_by_itself(
     with pytest.raises(
         ReadOnlyError, match=f"^drasnap query is read-only: cannot execute {what} in a read-only"
     ):
-        run_read_only(_sql.parse_target(pg.url), sql)
+        run_read_only(engines.parse_target(pg.url), sql)
     assert state(pg) == before
 
 
@@ -293,7 +294,7 @@ def test_the_reader_role_is_refused_each_by_the_server(
         ReadOnlyError,
         match=f"^drasnap query is read-only: {message}.* {ROLE_NOTE}$",
     ):
-        run_read_only(_sql.parse_target(pg.url), sql)
+        run_read_only(engines.parse_target(pg.url), sql)
     assert state(pg) == before
 
 
@@ -301,7 +302,7 @@ def test_the_reader_role_is_refused_each_by_the_server(
 def test_two_statements_are_refused_by_the_server_too(pg: Database) -> None:
     before = state(pg)
     with pytest.raises(Exception, match="cannot insert multiple commands into a prepared"):
-        run_read_only(_sql.parse_target(pg.url), "SELECT 1; COMMIT; DELETE FROM journal")
+        run_read_only(engines.parse_target(pg.url), "SELECT 1; COMMIT; DELETE FROM journal")
     assert state(pg) == before
 
 
@@ -317,7 +318,7 @@ def test_two_statements_are_refused_by_the_server_too(pg: Database) -> None:
 )
 def test_no_large_object_is_left_behind(pg: Database, sql: str) -> None:
     oid = unused_large_object(pg)
-    target = _sql.parse_target(pg.url)
+    target = engines.parse_target(pg.url)
     # PostgreSQL before 16 creates the object in a READ ONLY transaction, and the rollback that
     # ends every query undoes it; 16 on refuses it; lo_import is refused to the reader role.
     with contextlib.suppress(ReadOnlyError):
@@ -338,7 +339,7 @@ def test_another_session_is_not_signalled(pg: Database, function: str) -> None:
     try:
         (pid,) = other.execute("SELECT pg_backend_pid()").fetchone() or ()
         with pytest.raises(ReadOnlyError, match=r"must be a superuser to (terminate|cancel)"):
-            run_read_only(_sql.parse_target(pg.url), f"SELECT {function}({pid})")
+            run_read_only(engines.parse_target(pg.url), f"SELECT {function}({pid})")
         with pytest.raises(ReadOnlyError, match=f"{function} is refused"):
             query(pg.url, f"SELECT {function}({pid})")
         assert other.execute("SELECT 1").fetchone() == (1,)  # still there, not cancelled
@@ -397,7 +398,7 @@ def test_sqlite_refuses_each_write_by_itself(
 ) -> None:
     before = digest(sqlite_db)
     with pytest.raises((ReadOnlyError, DatabaseError), match=message):
-        run_read_only(_sql.parse_target(sqlite_db), sql.format(tmp=tmp_path))
+        run_read_only(engines.parse_target(sqlite_db), sql.format(tmp=tmp_path))
     assert digest(sqlite_db) == before
     assert list(tmp_path.iterdir()) == []  # no file attached, copied or loaded
 
@@ -407,7 +408,7 @@ def test_sqlite_refuses_writes_without_the_authorizer(
 ) -> None:
     # query_only and the attached-databases limit of 0 stand by themselves
     monkeypatch.setattr(sq, "_authorizer", lambda denied: lambda *args: 0)
-    target = _sql.parse_target(sqlite_db)
+    target = engines.parse_target(sqlite_db)
     before = digest(sqlite_db)
     with pytest.raises(ReadOnlyError, match="attempt to write a readonly database"):
         run_read_only(target, "INSERT INTO stores (name) VALUES ('x')")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from drasnap.store._sql import use_wal
+from drasnap.store.sql.engines import use_wal
 
 
 class _Cursor:

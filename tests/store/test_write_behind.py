@@ -127,7 +127,7 @@ def test_a_writer_process_that_dies_is_an_error_and_the_store_reopens_at_its_che
     store = Store.open(db, write_behind=True, auto_checkpoint=False, checkpoint_interval=0)
     store.put("claims", "kept", {"v": 1})
     store.checkpoint()
-    writer = store._writer
+    writer = store._checkpointer.writer
     assert writer is not None
     os.kill(writer.pid, signal.SIGKILL)
     store.put("claims", "lost", {"v": 2})
@@ -156,11 +156,11 @@ def test_where_write_behind_cannot_work_it_is_refused_or_auto_leaves_it_off(
         Store.open(tmp_path / "s.db", write_behind="yes")
     for options in ({"cache_size": 10}, {"journal": False}):
         with Store.open(tmp_path / "s.db", write_behind="auto", **options) as store:
-            assert store._writer is None
+            assert store._checkpointer.writer is None
     with Store.open("sqlite://", write_behind="auto") as store:
-        assert store._writer is None
+        assert store._checkpointer.writer is None
     with Store.open(tmp_path / "s.db", write_behind="auto") as store:
-        assert store._writer is not None
+        assert store._checkpointer.writer is not None
 
 
 def test_signals_for_the_run_leave_its_writer_to_write_the_last_checkpoint(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_signals_for_the_run_leave_its_writer_to_write_the_last_checkpoint(tmp_p
     # of the run: the store checkpoints on them, which needs its writer alive.
     db = tmp_path / "s.db"
     store = Store.open(db, write_behind=True, auto_checkpoint=False, checkpoint_interval=0)
-    writer = store._writer
+    writer = store._checkpointer.writer
     assert writer is not None
     _fill(store, 1500)
     os.kill(writer.pid, signal.SIGINT)
@@ -185,4 +185,4 @@ def test_write_behind_is_refused_on_postgresql(fresh_postgres_url: str) -> None:
     with pytest.raises(InvalidValueError, match="write_behind needs a SQLite file"):
         Store.open(fresh_postgres_url, write_behind=True)
     with Store.open(fresh_postgres_url, write_behind="auto") as store:
-        assert store._writer is None
+        assert store._checkpointer.writer is None

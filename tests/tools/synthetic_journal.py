@@ -24,7 +24,7 @@ from typing import Any
 
 from drasnap.snapshot.history.allocations import allocation_history
 from drasnap.store import Store
-from drasnap.store.journal import Journal
+from drasnap.store.journal.reader import Journal
 
 from tests.store.journal_session import claim
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from drasnap.store import Journal
-from drasnap.store.sql_query import query
+from drasnap.store.queries.readonly import query
 from drasnap.tools.cli import cli
 
 from tests.conftest import Database

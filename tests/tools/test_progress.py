@@ -1,11 +1,13 @@
 """Progress of a long run: a line every few seconds when stderr is not a terminal, a bar with
-what is done and the time left when it is."""
+what is done and the time left when it is; a capture's objects counted per kind; a bench's
+milestones."""
 
 from __future__ import annotations
 
 import io
 
-from drasnap.tools.progress import Progress
+import pytest
+from drasnap.tools.progress import ObjectCounts, Progress, milestone
 
 
 class Clock:
@@ -58,3 +60,26 @@ def test_a_terminal_gets_a_bar_redrawn_in_place() -> None:
         "[############------------] scale-up-1: step 1/2 (50%), group-0: 500 nodes, 0s elapsed,"
         " ~0s left\n"
     )
+
+
+def test_progress_on_a_terminal_counts_objects_per_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    progress = ObjectCounts()
+    for kind, count in (("Node", 2), ("Node", 4), ("Pod", 2)):
+        progress(kind, count)
+    progress.close()
+    assert capsys.readouterr().err == "\rNode: 2 objects\rNode: 4 objects\n\rPod: 2 objects\n"
+
+
+def test_objects_are_counted_on_a_terminal_only_and_never_beside_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.stderr", Terminal())
+    assert isinstance(ObjectCounts.on_terminal(as_json=False), ObjectCounts)
+    assert ObjectCounts.on_terminal(as_json=True) is None
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    assert ObjectCounts.on_terminal(as_json=False) is None
+
+
+def test_a_milestone_is_one_line_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    milestone("fork+revert at 1000 keys")
+    assert capsys.readouterr() == ("", "... fork+revert at 1000 keys\n")

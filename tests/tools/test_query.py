@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from drasnap.store import DatabaseError, InvalidValueError, NotADatabaseError, ReadOnlyError
-from drasnap.store.sql_query import query, statement_kind
+from drasnap.store.queries.readonly import query, statement_kind
 
 from tests.conftest import Database
 from tests.store.journal_session import Session, record_session

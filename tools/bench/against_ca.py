@@ -29,14 +29,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from drasnap.tools.errors import CommandError
-
-Progress = Callable[[str], None]
+from drasnap.tools.progress import Milestones
 
 _SAMPLE_EVERY = 0.05  # seconds between samples of a process tree's resident set
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -353,7 +352,7 @@ def _median(values: list[float]) -> float | None:
 
 
 def compare(
-    binary: str, cases: list[Case], *, size: str, repeat: int, progress: Progress
+    binary: str, cases: list[Case], *, size: str, repeat: int, progress: Milestones
 ) -> list[Comparison]:
     """Each case's upstream benchmark and drasnap preset, ``repeat`` times each, alternated."""
     rows = []

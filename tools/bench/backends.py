@@ -9,7 +9,7 @@
 - ``sqlite``: the durable :class:`store.Store`, default settings (journal on, default checkpoint
   policy), on a file in a temporary directory.
 - ``sqlite-behind``: the same with ``write_behind=True``, as ``drasnap simulate`` opens its
-  runs: the journal and checkpoints are written by a process of their own (``store.writer``).
+  runs: the journal and checkpoints are written by a process of their own (``store.behind.writer``).
 - ``sqlite-nojournal``: the same as ``sqlite`` with the journal off.
 - ``postgres``: the durable store on the PostgreSQL URL given with ``--postgres-url``.
 """

@@ -14,13 +14,14 @@ import gc
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from drasnap.snapshot import ClusterSnapshot
 from drasnap.snapshot.simulation import Settings, StartingObjects, prepare, simulate
 from drasnap.tools.bench.backends import open_backend
 from drasnap.tools.bench.names import SIZES_WORKLOAD
 from drasnap.tools.bench.suite import Row
+from drasnap.tools.progress import Milestones
 
 WORKLOAD = SIZES_WORKLOAD
 NODES = {
@@ -56,7 +57,7 @@ def run_sizes(
     repeat: int,
     seed: int,
     postgres_url: str | None,
-    progress: Callable[[str], None],
+    progress: Milestones,
 ) -> list[Row]:
     """One row per (node count, backend), then one row per backend with the exponent."""
     rows: list[Row] = []

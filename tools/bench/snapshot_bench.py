@@ -20,6 +20,7 @@ from drasnap.snapshot.simulation import generated
 from drasnap.store import MemoryStore, Store
 from drasnap.tools.bench.store_bench import Row
 from drasnap.tools.bench.timing import per_op_us
+from drasnap.tools.progress import Milestones
 
 
 def _objects(claims: int) -> tuple[list[KubeObject], list[KubeObject], list[KubeObject]]:
@@ -75,7 +76,7 @@ def _snapshots(claims: int) -> Iterator[tuple[DraSnapshot, DraSnapshot, list[Kub
             store.close()
 
 
-def run(quick: bool = False, progress: Callable[[str], None] = lambda _: None) -> list[Row]:
+def run(quick: bool = False, progress: Milestones = lambda _: None) -> list[Row]:
     rows: list[Row] = []
     for size in (1_000, 10_000):
         progress(f"snapshot micro-operations at {size:,} claims")

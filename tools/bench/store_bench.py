@@ -24,6 +24,7 @@ from typing import Any
 
 from drasnap.store import MemoryStore, Store, VersionedStore
 from drasnap.tools.bench.timing import each_us, per_op_us
+from drasnap.tools.progress import Milestones
 
 
 def claim_like(i: int) -> dict[str, Any]:
@@ -153,7 +154,7 @@ def fork_revert(s: VersionedStore) -> float:
 
 def run(
     quick: bool = False,
-    progress: Callable[[str], None] = lambda _: None,
+    progress: Milestones = lambda _: None,
     postgres_url: str | None = None,
 ) -> tuple[list[Row], str]:
     """Measure every row; returns them and the database(s) the durable stores ran on."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import statistics
 import tracemalloc
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +22,9 @@ from drasnap.tools.bench.workloads import (
     fork_revert_samples,
     run_workload,
 )
+from drasnap.tools.progress import Milestones
 
 WORKLOADS = (*SCENARIO_WORKLOADS, "scaling")
-
-Progress = Callable[[str], None]
 
 
 @dataclass
@@ -77,7 +75,7 @@ def run_scenarios(
     seed: int,
     memory: bool,
     postgres_url: str | None,
-    progress: Progress,
+    progress: Milestones,
 ) -> list[Row]:
     rows: list[Row] = []
     for workload in workloads:
@@ -145,7 +143,7 @@ def run_scaling(
     size: str,
     memory: bool,
     postgres_url: str | None,
-    progress: Progress,
+    progress: Milestones,
 ) -> list[Row]:
     """Fork+revert per store size, commit/revert per changed-key count, and resident memory."""
     rows: list[Row] = []

@@ -226,16 +226,6 @@ def test_the_readme_shows_the_cluster_role_capture_prints() -> None:
     assert f"```yaml\n{cluster_role()}```" in readme
 
 
-def test_progress_on_a_terminal_counts_objects_per_kind(capsys: pytest.CaptureFixture[str]) -> None:
-    from drasnap.tools.capture_cmd import CaptureProgress
-
-    progress = CaptureProgress()
-    for kind, count in (("Node", 2), ("Node", 4), ("Pod", 2)):
-        progress.show(kind, count)
-    progress.close()
-    assert capsys.readouterr().err == "\rNode: 2 objects\rNode: 4 objects\n\rPod: 2 objects\n"
-
-
 @pytest.mark.slow
 def test_the_priority_expanders_configmap_is_captured_for_expander_priorities(
     api: FakeKubeApi, tmp_path: Path

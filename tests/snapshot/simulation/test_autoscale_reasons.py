@@ -19,7 +19,7 @@ from drasnap.snapshot.simulation import generated
 from drasnap.snapshot.simulation.autoscale.scale_down import SCALE_DOWN_DISABLED, TO_BE_DELETED
 from drasnap.snapshot.simulation.runner import prepare, simulate
 from drasnap.store import Store
-from drasnap.store.sql_query import query
+from drasnap.store.queries.readonly import query
 
 from tests.conftest import Database
 from tests.snapshot.simulation.test_autoscale import node, pod, run, settings, write

@@ -18,17 +18,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from drasnap.store import _sql, disk_faults, persist, views
 from drasnap.store.errors import NotADatabaseError, StoreNotFoundError
-from drasnap.store.lock import (
+from drasnap.store.options import StoreOptions
+from drasnap.store.rows import Loaded
+from drasnap.store.sql import disk_faults, engines, persist, views
+from drasnap.store.sql.lock import (
     STALE_LOCK_WAIT,
     TRANSITION_WAIT,
     WriterLock,
     holder_is_gone,
     locked_error,
 )
-from drasnap.store.options import StoreOptions
-from drasnap.store.rows import Loaded
 from sqlalchemy import Connection, Engine
 
 __all__ = ["Connected", "connect", "disconnect", "drop"]
@@ -38,7 +38,7 @@ __all__ = ["Connected", "connect", "disconnect", "drop"]
 class Connected:
     """A store's database side, open: what :func:`disconnect` releases."""
 
-    target: _sql.Target
+    target: engines.Target
     engine: Engine
     conn: Connection | None = None
     lock: WriterLock | None = None
@@ -54,7 +54,7 @@ def connect(
     readonly: bool,
     options: StoreOptions,
     script_location: Path | None = None,
-    after_lock: Callable[[_sql.Target, WriterLock], None] | None = None,
+    after_lock: Callable[[engines.Target, WriterLock], None] | None = None,
 ) -> tuple[Connected, Loaded]:
     """Open store ``name`` in ``target`` (creating it for a writer) and load its last checkpoint.
 
@@ -62,16 +62,16 @@ def connect(
 
     Raises: as :meth:`store.Store.open`. Nothing stays open when it raises.
     """
-    where = _sql.parse_target(target)
+    where = engines.parse_target(target)
     if readonly and where.path is not None and not where.path.exists():
         raise NotADatabaseError(f"{where.display} does not exist")
     if not readonly and where.path is not None:
         disk_faults.check_room(where.path)  # a still-full disk fails here, not after a run
-    engine = _sql.create(where, sync=options.sync, readonly=readonly)
+    engine = engines.create(where, sync=options.sync, readonly=readonly)
     opened = Connected(where, engine, readonly=readonly)
     try:
-        with _sql.translate(where, f"opening store {name!r}"):
-            opened.conn = conn = _sql.connect(engine, where)
+        with engines.translate(where, f"opening store {name!r}"):
+            opened.conn = conn = engines.connect(engine, where)
             version = conn.dialect.server_version_info or ()
             opened.backend = f"{conn.dialect.name} {'.'.join(map(str, version))}".strip()
             loaded = _attach(opened, conn, name, options, script_location, after_lock)
@@ -87,11 +87,11 @@ def _attach(
     name: str,
     options: StoreOptions,
     script_location: Path | None,
-    after_lock: Callable[[_sql.Target, WriterLock], None] | None,
+    after_lock: Callable[[engines.Target, WriterLock], None] | None,
 ) -> Loaded:
     where = opened.target
     readonly = opened.readonly
-    _sql.prepare_schema(conn, where, readonly=readonly, script_location=script_location)
+    engines.prepare_schema(conn, where, readonly=readonly, script_location=script_location)
     if not readonly:
         _ensure_views(conn)
     with conn.begin():
@@ -106,7 +106,7 @@ def _attach(
         opened.lock = take_lock(conn, where, name)
         if after_lock is not None:
             after_lock(where, opened.lock)
-    with _sql.snapshot(conn), conn.begin():
+    with engines.snapshot(conn), conn.begin():
         row = persist.find_store(conn, name)
         loaded = persist.load(conn, row, with_base=options.cache_size is None)
     opened.store_id = loaded.store_id
@@ -143,16 +143,16 @@ def disconnect(opened: Connected) -> None:
 def drop(target: str | os.PathLike[str], name: str) -> bool:
     """Delete store ``name`` and everything it holds, in one transaction (see
     :meth:`store.Store.drop`)."""
-    where = _sql.parse_target(target)
+    where = engines.parse_target(target)
     if where.path is not None and not where.path.exists():
         return False
-    engine = _sql.create(where)
+    engine = engines.create(where)
     conn: Connection | None = None
     lock: WriterLock | None = None
     try:
-        with _sql.translate(where, f"dropping store {name!r}"):
-            conn = _sql.connect(engine, where)
-            _sql.prepare_schema(conn, where, readonly=True)
+        with engines.translate(where, f"dropping store {name!r}"):
+            conn = engines.connect(engine, where)
+            engines.prepare_schema(conn, where, readonly=True)
             with conn.begin():
                 row = persist.find_store(conn, name)
             if row is None:
@@ -181,7 +181,7 @@ def _immediate(conn: Connection) -> Iterator[None]:
 
 
 def _ensure_views(conn: Connection) -> None:
-    """Create the views registered by the layers above (``store.views``) if one is missing or
+    """Create the views registered by the layers above (``store.sql.views``) if one is missing or
     changed: a read when they are current."""
     with conn.begin():
         current = views.views_current(conn)
@@ -190,7 +190,7 @@ def _ensure_views(conn: Connection) -> None:
             views.install_views(conn)
 
 
-def take_lock(conn: Connection, target: _sql.Target, name: str) -> WriterLock:
+def take_lock(conn: Connection, target: engines.Target, name: str) -> WriterLock:
     """The writer lock of store ``name``, or ``StoreLockedError`` naming its holder."""
     lock = WriterLock(target, name)
     deadline = time.monotonic() + STALE_LOCK_WAIT

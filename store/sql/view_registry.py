@@ -1,5 +1,5 @@
 """The views that the layers above the store register, to be created in every database a
-writer opens (:mod:`drasnap.store.views` creates them). Importing this costs no SQL library,
+writer opens (:mod:`drasnap.store.sql.views` creates them). Importing this costs no SQL library,
 so a layer registers its views at import without making every command line wait for one.
 """
 
@@ -26,7 +26,7 @@ _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 # What the migrations own, and a registered view cannot be named. The migrations are the only
 # definition, and reading them here would load the SQL library with the first view; so these
 # are written out, and tests/store/test_registered_views.py holds each equal to what the
-# migrations leave in a database no layer registered a view in (``store.tables`` for the
+# migrations leave in a database no layer registered a view in (``store.sql.tables`` for the
 # tables; the views and functions of a plain store's database, on SQLite and PostgreSQL).
 #: The store's own views: the schema's, read by the layers above.
 STORE_VIEWS = frozenset({"current_objects", "layer_history", "object_versions"})

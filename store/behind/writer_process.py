@@ -1,36 +1,38 @@
-"""The write-behind process: it writes a store's checkpoints while the store's own process goes
-on (``store.writer_process`` run as ``__main__`` with ``PARENT_PID URL NAME SYNC [FAULTS]``,
-started by :class:`store.writer.Writer`; it reads its messages on stdin and answers on stdout).
-``FAULTS``, for tests only, is a fault plan (:func:`parse_faults`), which the tests hand to
+"""The write-behind process: it writes a store's checkpoints while the store's own process goes on
+(``store.behind.writer_process`` run as ``__main__`` with ``PARENT_PID URL NAME SYNC [FAULTS]``,
+started by :class:`store.behind.writer.Writer`; it reads its messages on stdin and answers on
+stdout). ``FAULTS``, for tests only, is a fault plan (:func:`parse_faults`), which the tests hand to
 ``Store.open`` as ``_writer_faults``: a production store never passes one.
 
 Why a process: the writes of a flush are one ``executemany`` per table, and both the ``sqlite3``
 module and the PostgreSQL driver give the GIL back and take it again around every row, so a
-writer *thread* waits for the simulation's thread once per row (measured: no gain, BENCHMARKS.md
-issue 15). A process has a GIL of its own and the machine's second core.
+writer *thread* waits for the simulation's thread once per row (one was measured and gained
+nothing: BENCHMARKS.md, "a writer thread"). A process has a GIL of its own and the machine's
+second core.
 
 What it does:
 
 - It opens the store's database on a connection of its own and loads the store's last
   checkpoint as a *mirror*: the same :class:`store.cache.FullCache` the store uses, holding each
   value as its stored JSON text instead of the decoded value.
-- The store sends it its journal buffer in batches as it grows (``("rows", rows)``: each row
+- The store sends it its journal buffer in batches as it grows (:class:`Rows`: each row
   a :class:`store.rows.Entry`). The mirror applies each as the store applied the operation
   (:meth:`store.cache.LayerStack.apply`: put, delete, fork, revert, commit), and the rows are
   inserted into the ``journal`` table at once, in a transaction left open until the next
   checkpoint. So the rows reach SQL while the simulation runs, and a checkpoint only has the
   entry rows, the checkpoint row and the commit left to do.
-- ``("checkpoint", ts, next_layer)``: plans the entry rows and the state digest from the mirror
+- :class:`WriteCheckpoint`: plans the entry rows and the state digest from the mirror
   (:meth:`store.cache.LayerStack.pending_entries`, :func:`store.codec.digest_after`: the
   store's own code), hashes the journal chain over the rows of the transaction
-  (:class:`store.chain.ChainHasher`), writes them (:func:`store.persist.write`) and commits;
-  answers ``("flushed", (next_seq, checkpoint_seq, state_digest, chain))``, ``("failed",
-  reason)``, or on a disk fault (full, read-only, I/O) ``("disk", message)``
-  (:func:`store.disk_faults.describe`: the path, the cause, what the database keeps; for a
+  (:class:`store.chain.ChainHasher`), writes them (:func:`store.sql.persist.write`) and commits;
+  answers :class:`store.rows.Flushed` (as a flush on the store's connection does),
+  :class:`CheckpointFailed`, or on a disk fault (full, read-only, I/O) :class:`DiskFault`
+  (:func:`store.sql.disk_faults.describe`: the path, the cause, what the database keeps; for a
   full disk the free space and the bytes it has to write), on which the store stops at once;
-  the same message, unasked, when a batch of rows meets a disk fault.
-- ``("digest",)``: the state digest now (``("digest", text)``); ``("close", abandon)``: commit
-  nothing more (an open transaction is rolled back) and exit.
+  the same message, unasked, when a batch of rows meets a disk fault. (The messages are those
+  of :mod:`store.behind.framing`.)
+- :class:`TellDigest`: the state digest now (:class:`StateDigest`); :class:`Close`: commit
+  nothing more (an open transaction is rolled back), answer :class:`Closed` and exit.
 
 Crashes: nothing is committed but at a checkpoint, and a checkpoint is only written once all of
 its rows have arrived, so the database only ever moves from one whole checkpoint to the next.
@@ -38,11 +40,11 @@ The store's process holds the writer lock; its lock file is passed down to this 
 lock is held until both have ended. On Linux this process asks to be killed with its parent
 (``PR_SET_PDEATHSIG``); elsewhere it sees its input end and exits, rolling back.
 
-Failures: a failed write rolls back and is answered ``failed``; the mirror keeps everything since
-the last commit (its rows and its unflushed layers), so the next checkpoint writes it all again,
-and the database still only holds whole checkpoints. A disk fault is not retried: no later write
-can succeed on a full or read-only file system, and a run that went on would compute what it
-cannot keep; the store stops, and the database keeps its last checkpoint.
+Failures: a failed write rolls back and is answered :class:`CheckpointFailed`; the mirror keeps
+everything since the last commit (its rows and its unflushed layers), so the next checkpoint writes
+it all again, and the database still only holds whole checkpoints. A disk fault is not retried:
+no later write can succeed on a full or read-only file system, and a run that went on would
+compute what it cannot keep; the store stops, and the database keeps its last checkpoint.
 """
 
 from __future__ import annotations
@@ -57,14 +59,34 @@ import sys
 from typing import Any
 
 import orjson
-from drasnap.store import _sql, disk_faults, persist
+from drasnap.store.behind.framing import (
+    CheckpointFailed,
+    Close,
+    Closed,
+    DiskFault,
+    Fatal,
+    Rows,
+    StateDigest,
+    TellDigest,
+    WriteCheckpoint,
+    receive,
+    send,
+)
 from drasnap.store.cache import FullCache
 from drasnap.store.chain import ChainHasher
 from drasnap.store.codec import digest_after, format_digest, parse_digest
 from drasnap.store.errors import one_line
-from drasnap.store.framing import receive, send
 from drasnap.store.pending import encoded_changes, plan
-from drasnap.store.rows import Entry, EntryRow, EntryTuple, JournalRow, journal_row, with_chain
+from drasnap.store.rows import (
+    Entry,
+    EntryRow,
+    EntryTuple,
+    Flushed,
+    JournalRow,
+    journal_row,
+    with_chain,
+)
+from drasnap.store.sql import disk_faults, engines, persist
 from sqlalchemy import Connection, RootTransaction
 
 _PR_SET_PDEATHSIG = 1
@@ -93,7 +115,7 @@ class Mirror:
         self,
         conn: Connection,
         name: str,
-        target: _sql.Target,
+        target: engines.Target,
         faults: Faults | None = None,
     ) -> None:
         assert target.path is not None
@@ -101,7 +123,7 @@ class Mirror:
         self.path = target.path
         self.display = target.display
         self.wal = f"{target.path}-wal"
-        with _sql.snapshot(conn), conn.begin():
+        with engines.snapshot(conn), conn.begin():
             row = persist.find_store(conn, name)
             loaded = persist.load(conn, row, with_base=True, decoded=False)
         self.store_id = loaded.store_id
@@ -117,7 +139,7 @@ class Mirror:
         self.trans: RootTransaction | None = None
         self.replay = False  # the open transaction lost its rows: write them all again
         self.faults = faults or {}  # tests only: failures to inject (parse_faults)
-        self.alarm: tuple[Any, ...] | None = None  # to tell the store at once (a disk fault)
+        self.alarm: DiskFault | None = None  # to tell the store at once
         # The first disk fault's message: nothing more is written after it (a retry that
         # happened to succeed would leave the database ahead of what the store was told).
         self.disk_fault: str | None = None
@@ -160,7 +182,7 @@ class Mirror:
             if disk_faults.is_disk_fault(reason):
                 needed = len(orjson.dumps([self.uncommitted, self.ahead]))
                 self.disk_fault = disk_faults.describe(self.display, self.path, reason, needed)
-                self.alarm = ("disk", self.disk_fault, False)
+                self.alarm = DiskFault(self.disk_fault, answers_checkpoint=False)
 
     def _base_rows(self) -> tuple[list[EntryRow], list[EntryRow]] | None:
         """The base rows changed since the last call, taken from what the next flush owes: a
@@ -200,9 +222,9 @@ class Mirror:
     def current_digest(self) -> str:
         return format_digest(self._digest_now())
 
-    def checkpoint(self, ts: float, next_layer: int) -> tuple[Any, ...]:
+    def checkpoint(self, ts: float, next_layer: int) -> Flushed | CheckpointFailed | DiskFault:
         if self.disk_fault is not None:
-            return ("disk", self.disk_fault, True)
+            return DiskFault(self.disk_fault, answers_checkpoint=True)
         # The journal rows are in the transaction already: the plan adds the checkpoint row.
         pending = plan(
             self.cache,
@@ -234,8 +256,20 @@ class Mirror:
             if disk_faults.is_disk_fault(reason):  # the store stops at once: say where and why
                 needed = pending.encoded_size() + len(orjson.dumps([self.uncommitted, self.ahead]))
                 self.disk_fault = disk_faults.describe(self.display, self.path, reason, needed)
-                return ("disk", self.disk_fault, True)
-            return ("failed", reason)
+                return DiskFault(self.disk_fault, answers_checkpoint=True)
+            return CheckpointFailed(reason)
+        flushed = Flushed(
+            next_seq=pending.next_seq,
+            checkpoint_seq=pending.checkpoint_seq,
+            state_digest=pending.state_digest,
+            chain=chain,
+            # Everything this transaction wrote: the rows written ahead of it too.
+            entry_rows=len(pending.deletes)
+            + len(pending.upserts)
+            + len(pending.inserts)
+            + sum(len(deletes) + len(upserts) for deletes, upserts in self.ahead),
+            journal_rows=len(self.uncommitted) + 1,
+        )
         self.trans = None
         self.conn.info["immediate"] = False
         self.cache.flushed()
@@ -245,7 +279,7 @@ class Mirror:
         self.hasher = ChainHasher(chain)
         self.uncommitted = []
         self.ahead = []
-        return ("flushed", (pending.next_seq, pending.checkpoint_seq, pending.state_digest, chain))
+        return flushed
 
     def tidy(self) -> None:
         """Copy the write-ahead log into the database file once it has grown past
@@ -314,13 +348,13 @@ def serve(
     ``faults``: tests only (:func:`parse_faults`)."""
     _die_with(parent)
     try:
-        target = _sql.parse_target(url)
-        engine = _sql.create(target, sync=sync)
-        conn = _sql.connect(engine, target)
+        target = engines.parse_target(url)
+        engine = engines.create(target, sync=sync)
+        conn = engines.connect(engine, target)
         _pragma(conn, "wal_autocheckpoint = 0")  # see Mirror.tidy
         mirror = Mirror(conn, name, target, faults)
     except Exception as exc:
-        send(out, ("fatal", f"cannot open the store: {_reason(exc)}"))
+        send(out, Fatal(f"cannot open the store: {_reason(exc)}"))
         return 1
     try:
         untidy = False
@@ -331,24 +365,24 @@ def serve(
             message = receive(inp)
             if message is None:  # the store's process is gone: commit nothing
                 return 0
-            kind = message[0]
-            if kind == "rows":
-                mirror.apply_rows(message[1])
-                if mirror.alarm is not None:
-                    send(out, mirror.alarm)
-                    mirror.alarm = None
-            elif kind == "checkpoint":
-                send(out, mirror.checkpoint(message[1], message[2]))
-                untidy = True
-            elif kind == "digest":
-                send(out, ("digest", mirror.current_digest()))
-            elif kind == "close":
-                mirror.close()
-                send(out, ("closed",))
-                return 0
+            match message:
+                case Rows(rows):
+                    mirror.apply_rows(rows)
+                    if mirror.alarm is not None:
+                        send(out, mirror.alarm)
+                        mirror.alarm = None
+                case WriteCheckpoint(at, next_layer):
+                    send(out, mirror.checkpoint(at, next_layer))
+                    untidy = True
+                case TellDigest():
+                    send(out, StateDigest(mirror.current_digest()))
+                case Close():
+                    mirror.close()
+                    send(out, Closed())
+                    return 0
     except Exception as exc:  # a bug here must reach the store as an error, not hang it
         with contextlib.suppress(Exception):
-            send(out, ("fatal", _reason(exc)))
+            send(out, Fatal(_reason(exc)))
         return 1
     finally:
         with contextlib.suppress(Exception):

@@ -18,12 +18,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from drasnap.store import _sql
 from drasnap.store.chain import chain_of
 from drasnap.store.codec import EMPTY_DIGEST, decode, parse_digest
 from drasnap.store.interface import ABSENT, TOMBSTONE
 from drasnap.store.rows import EntryRow, Flushed, Loaded, Pending, is_checkpoint, with_chain
-from drasnap.store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
+from drasnap.store.sql import engines
+from drasnap.store.sql.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 from sqlalchemy import Connection, and_, bindparam, delete, func, insert, select, update
 
 Key = tuple[str, str]
@@ -202,24 +202,24 @@ def load(conn: Connection, row: Any, *, with_base: bool, decoded: bool = True) -
 
 def read_base_value(conn: Connection, store_id: int, kind: str, key: str) -> Any:
     """The base-layer value of one key in SQL, or ABSENT."""
-    with _sql.one_statement(conn), conn.begin():
+    with engines.one_statement(conn), conn.begin():
         text = conn.execute(_BASE_VALUE, {"s": store_id, "k": kind, "y": key}).scalar()
     return ABSENT if text is None else decode(text)
 
 
 def read_base_items(conn: Connection, store_id: int, kind: str) -> dict[str, Any]:
-    with _sql.one_statement(conn), conn.begin():
+    with engines.one_statement(conn), conn.begin():
         rows = conn.execute(_BASE_ITEMS, {"s": store_id, "k": kind}).all()
     return {key: decode(value) for key, value in rows}
 
 
 def read_base_kinds(conn: Connection, store_id: int) -> set[str]:
-    with _sql.one_statement(conn), conn.begin():
+    with engines.one_statement(conn), conn.begin():
         return set(conn.execute(_BASE_KINDS, {"s": store_id}).scalars())
 
 
 def read_base_count(conn: Connection, store_id: int) -> int:
-    with _sql.one_statement(conn), conn.begin():
+    with engines.one_statement(conn), conn.begin():
         return int(conn.execute(_BASE_COUNT, {"s": store_id}).scalar_one())
 
 
@@ -276,29 +276,29 @@ class SqlBase:
 
     __slots__ = ("_conn", "_store_id", "_target")
 
-    def __init__(self, conn: Connection, store_id: int, target: _sql.Target) -> None:
+    def __init__(self, conn: Connection, store_id: int, target: engines.Target) -> None:
         self._conn = conn
         self._store_id = store_id
         self._target = target
 
     def value(self, kind: str, key: str) -> Any:
-        with _sql.translate(self._target, f"reading {kind}/{key}"):
+        with engines.translate(self._target, f"reading {kind}/{key}"):
             return read_base_value(self._conn, self._store_id, kind, key)
 
     def items(self, kind: str) -> dict[str, Any]:
-        with _sql.translate(self._target, f"listing {kind}"):
+        with engines.translate(self._target, f"listing {kind}"):
             return read_base_items(self._conn, self._store_id, kind)
 
     def kinds(self) -> set[str]:
-        with _sql.translate(self._target, "listing kinds"):
+        with engines.translate(self._target, "listing kinds"):
             return read_base_kinds(self._conn, self._store_id)
 
     def count(self) -> int:
-        with _sql.translate(self._target, "counting the base layer"):
+        with engines.translate(self._target, "counting the base layer"):
             return read_base_count(self._conn, self._store_id)
 
     def present(self, keys: Sequence[Key]) -> set[Key]:
-        with _sql.translate(self._target, "counting the base layer"):
+        with engines.translate(self._target, "counting the base layer"):
             return read_base_present(self._conn, self._store_id, keys)
 
 

@@ -1,5 +1,5 @@
 """Write-behind (``write_behind=True``): a store's journal and checkpoints are written by a process
-of its own (:mod:`store.writer_process`) while the store's process goes on.
+of its own (:mod:`store.behind.writer_process`) while the store's process goes on.
 
 The store hands its journal buffer over in batches as it grows (:meth:`Writer.ship`); the
 writer process mirrors the store from those rows and inserts them at once, in a transaction
@@ -11,7 +11,7 @@ the pipe; past 64 MB queued (a writer that cannot keep up) the store waits for i
 
 Why a process and not a thread: the drivers give the GIL back and take it again around every
 row of an ``executemany``, so a writer thread waits for the simulation's thread once per row
-(measured: no gain, BENCHMARKS.md issue 15).
+(one was measured and gained nothing: BENCHMARKS.md, "a writer thread").
 
 What stays true: the database only ever moves from one whole checkpoint to the next (the writer
 commits only at a checkpoint whose rows have all arrived); ``checkpoint()`` returns once its
@@ -20,35 +20,18 @@ store's, or sees its input end, and rolls back; it holds the store's lock file t
 else writes until it is gone); a failed write is kept: the writer keeps everything since
 its last commit and the next checkpoint writes it all again, and ``checkpoint()`` (or
 ``close()``) raises if the last checkpoint it waits for failed; a disk fault (full, read-only,
-I/O: ``store.disk_faults``) is raised at the store's next call into the writer, since no
+I/O: ``store.sql.disk_faults``) is raised at the store's next call into the writer, since no
 retry can succeed. A writer process that dies is a
 ``DatabaseError`` at the next checkpoint, every time: the store must then be closed
 (``checkpoint=False``) and opened again.
 
-Why the process keeps a mirror of the state (issue 21 asked to measure the design without
-one: the store ships, at each checkpoint, the ``store.rows.Pending`` it plans itself, and the
-process only executes it). That design puts ``store.pending.plan`` (the entry rows and the
-state digest's hashes) back on the simulation's thread. Measured on 2026-12-02 with
-``drasnap bench schedule-revert scale-up scale-up-partitionable scale-down --backends
-memory,sqlite-behind --quick`` on this 2-core machine, shared with other jobs (so the runs of
-the two designs alternated, one after the other), the design without a mirror taken as
-today's plus that ``plan`` at every checkpoint (2.6 s of plans over the 54 checkpoints of the
-run), sqlite-behind against memory:
-
-==========================  =========  ===============
-workload                    today      without mirror
-==========================  =========  ===============
-schedule-revert             1.58x      1.21x
-scale-up                    1.26x      1.92x
-scale-up-partitionable      0.82x      0.95x
-scale-down                  0.98x      0.99x
-==========================  =========  ===============
-
-(An earlier run of today's, on the same machine under another load: 1.53x, 1.07x, 0.43x,
-1.09x.) The ratios of the small workloads move by more than the difference between the
-designs from one run to the next, but scale-up, the one with large checkpoints, is well past
-1.15x without the mirror in every run: the mirror stays, and with it the copy of the state in
-the process. Its reading of the journal is :meth:`store.cache.LayerStack.apply` over
+Why the process keeps a mirror of the state: without one, the store would ship at each
+checkpoint the ``store.rows.Pending`` it plans itself and the process would only execute it,
+which puts ``store.pending.plan`` (the entry rows and the state digest's hashes) back on the
+simulation's thread. Measured, that design leaves the small workloads within the spread
+between runs but makes scale-up, the workload with large checkpoints, clearly slower
+(BENCHMARKS.md, design notes): the mirror stays, and with it the copy of the state in the
+process. Its reading of the journal is :meth:`store.cache.LayerStack.apply` over
 :class:`store.rows.Entry`, the store's own layer code.
 
 The cost: SQLite has one writer per database file, and the writer holds the write lock from its
@@ -68,11 +51,25 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any
 
+from drasnap.store.behind.framing import (
+    Answer,
+    CheckpointFailed,
+    Close,
+    Closed,
+    DiskFault,
+    Fatal,
+    Request,
+    Rows,
+    StateDigest,
+    TellDigest,
+    WriteCheckpoint,
+    frame,
+    receive,
+    write_all,
+)
 from drasnap.store.errors import DatabaseError
-from drasnap.store.framing import frame, receive, write_all
-from drasnap.store.rows import EntryTuple
+from drasnap.store.rows import EntryTuple, Flushed
 
 __all__ = ["Writer"]
 
@@ -88,26 +85,26 @@ _BOOT = (
     "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
     "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
     "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); "
-    "import runpy; runpy.run_module('drasnap.store.writer_process', run_name='__main__')"
+    "import runpy; runpy.run_module('drasnap.store.behind.writer_process', run_name='__main__')"
 )
 
 
 class Writer:
     """The store's side of the write-behind process.
 
-    The process is a new interpreter running :mod:`store.writer_process`, not a fork of the
+    The process is a new interpreter running :mod:`store.behind.writer_process`, not a fork of the
     store's: a fork would share the store's heap copy-on-write, and the store's process would
-    then copy every page it touches (its garbage collector touches them all). Starting costs a
-    third of a second (importing SQLAlchemy), while the store goes on: it only waits for a
-    checkpoint it asks to wait for. The lock file is passed down, so the writer lock is held
-    until both processes have ended.
+    then copy every page it touches (its garbage collector touches them all). Starting costs the
+    import of SQLAlchemy, while the store goes on: it only waits for a checkpoint it asks to
+    wait for. The lock file is passed down, so the writer lock is held until both processes
+    have ended.
     """
 
     def __init__(
         self, url: str, name: str, *, sync: str, keep_fds: tuple[int, ...], _faults: str = ""
     ) -> None:
         """Start the process for store ``name`` at ``url``. ``_faults`` is for tests only: a
-        fault plan for the process (:func:`store.writer_process.parse_faults`)."""
+        fault plan for the process (:func:`store.behind.writer_process.parse_faults`)."""
         self._name = name
         faults = [_faults] if _faults else []
         # Started with the two signals blocked (a blocked signal stays blocked across exec),
@@ -137,7 +134,7 @@ class Writer:
         self._outstanding = 0  # checkpoints sent, not yet answered
         self._failure: str | None = None
         self._dead: str | None = None
-        self.last: tuple[Any, ...] | None = None  # the newest ("flushed", ...) answer's values
+        self.last: Flushed | None = None  # the newest checkpoint's answer
 
     @property
     def pid(self) -> int:
@@ -151,7 +148,7 @@ class Writer:
 
     # -- sending -----------------------------------------------------------------------------
 
-    def _post(self, message: Any) -> None:
+    def _post(self, message: Request) -> None:
         if self._dead is not None:
             raise DatabaseError(self._dead)
         data = frame(message)
@@ -182,13 +179,13 @@ class Writer:
         """Hand over journal entries (:class:`store.rows.Entry`, as plain tuples);
         raise if the process has said the disk is full."""
         if rows:
-            self._post(("rows", rows))
+            self._post(Rows(rows))
             self.poll()
 
     def checkpoint(self, *, at: float, next_layer: int) -> None:
         """Ask for a checkpoint of everything shipped (answered later: :meth:`poll`,
         :meth:`wait`)."""
-        self._post(("checkpoint", at, next_layer))
+        self._post(WriteCheckpoint(at, next_layer))
         self._outstanding += 1
 
     # -- answers -----------------------------------------------------------------------------
@@ -209,29 +206,29 @@ class Writer:
         )
         return DatabaseError(self._dead)
 
-    def _handle(self, answer: Any) -> Any:
-        if answer is None:
-            raise self._died()
-        kind = answer[0]
-        if kind == "flushed":
-            self._outstanding -= 1
-            self.last = answer[1]
-            self._failure = None  # it wrote again whatever a failed one had left
-        elif kind == "failed":
-            self._outstanding -= 1
-            self._failure = answer[1]
-        elif kind == "disk":
-            # A full, read-only or failing disk (store.disk_faults): no later checkpoint can do
-            # better until someone repairs it: stop now, not at the next wait (a run would go
-            # on computing what it cannot write). ``("disk", message, True)`` answers a
-            # checkpoint; ``False``: rows could not be written.
-            self._outstanding -= answer[2]
-            self._failure = None
-            raise DatabaseError(f"{answer[1]} (while checkpointing store {self._name!r})")
-        elif kind == "fatal":
-            self._exit_code()
-            self._dead = f"the write-behind process of store {self._name!r} failed: {answer[1]}"
-            raise DatabaseError(self._dead)
+    def _handle(self, answer: Answer | None) -> Answer:
+        match answer:
+            case None:
+                raise self._died()
+            case Flushed():
+                self._outstanding -= 1
+                self.last = answer
+                self._failure = None  # it wrote again whatever a failed one had left
+            case CheckpointFailed(reason):
+                self._outstanding -= 1
+                self._failure = reason
+            case DiskFault(message, answers_checkpoint):
+                # A full, read-only or failing disk (store.sql.disk_faults): no later checkpoint
+                # can do better until someone repairs it: stop now, not at the next wait (a run
+                # would go on computing what it cannot write).
+                if answers_checkpoint:
+                    self._outstanding -= 1
+                self._failure = None
+                raise DatabaseError(f"{message} (while checkpointing store {self._name!r})")
+            case Fatal(reason):
+                self._exit_code()
+                self._dead = f"the write-behind process of store {self._name!r} failed: {reason}"
+                raise DatabaseError(self._dead)
         return answer
 
     def _raise_failure(self) -> None:
@@ -262,23 +259,23 @@ class Writer:
 
     def digest(self) -> str:
         """The state digest of everything shipped (waits for the checkpoints before it)."""
-        self._post(("digest",))
+        self._post(TellDigest())
         while True:
             answer = self._handle(receive(self._out))
-            if answer[0] == "digest":
-                return str(answer[1])
+            if isinstance(answer, StateDigest):
+                return answer.digest
 
     def close(self) -> None:
         """End the process (an open transaction is rolled back) and wait for it."""
         try:
             if self._dead is None:
-                self._post(("close",))
+                self._post(Close())
         finally:
             self._queue.put(None)
             with contextlib.suppress(Exception):
                 while self._dead is None:
                     answer = receive(self._out)
-                    if answer is None or answer[0] == "closed":
+                    if answer is None or isinstance(answer, Closed):
                         break
                     self._handle(answer)
             if self._exit_code(_CLOSE_WAIT) is None:

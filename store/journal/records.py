@@ -1,10 +1,10 @@
 """What reading the journal answers, and how a layer's fate is worked out from its records.
 
-The answers of :class:`store.journal.Journal` (:class:`JournalRecord`, :class:`LayerHistory`,
-:class:`JournalInfo`, :class:`OpenLayer`) and :class:`FateWalk` with :func:`resolve_layers`,
-the walk down a layer's commit chain that gives it its fate (``store.journal``'s docstring says
-what the fates mean). Plain values and no SQL: split from ``store.journal``, the reader, which
-re-exports these names and fetches the rows they are made of. It never imports the reader.
+The answers of :class:`store.journal.reader.Journal` (:class:`JournalRecord`, :class:`LayerHistory`,
+:class:`JournalInfo`, :class:`OpenLayer`) and :class:`FateWalk` with :func:`resolve_layers`, the
+walk down a layer's commit chain that gives it its fate (``store.journal.reader``'s docstring says
+what the fates mean). Plain values and no SQL: split from ``store.journal.reader``, the reader,
+which re-exports these names and fetches the rows they are made of. It never imports the reader.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from drasnap.store.errors import InvalidValueError
-from drasnap.store.view_registry import iso_utc_sql
+from drasnap.store.sql.view_registry import iso_utc_sql
 
 __all__ = ["as_of_select", "with_as_of"]
 

@@ -3,9 +3,9 @@
 :func:`open_state` gives a :class:`State` (the stored state, or the journal replayed into memory
 up to a sequence number); :func:`diff` replays once up to the later of two points, tracking
 the keys that change after the earlier, and answers a :class:`StateDiff` of
-:class:`ObjectChange`. Both replay through :class:`store.replayer.Replayer`. Split from
-``store.playback``, which re-exports these names (``store.replay`` lives there); it never
-imports ``store.playback``.
+:class:`ObjectChange`. Both replay through :class:`store.journal.replayer.Replayer`. Split from
+``store.journal.playback``, which re-exports these names (``store.replay`` lives there); it never
+imports ``store.journal.playback``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from drasnap.store.codec import encode
 from drasnap.store.durable import Store
 from drasnap.store.errors import InvalidValueError
 from drasnap.store.interface import Closing, VersionedStore
-from drasnap.store.journal import Journal, OpenLayer
-from drasnap.store.jsondiff import FieldChange, field_diff
+from drasnap.store.journal.jsondiff import FieldChange, field_diff
+from drasnap.store.journal.reader import Journal, OpenLayer
+from drasnap.store.journal.replayer import NOTHING, Replayer
 from drasnap.store.memory import MemoryStore
-from drasnap.store.replayer import NOTHING, Replayer
 
 __all__ = ["ObjectChange", "State", "StateDiff", "diff", "open_state"]
 

@@ -5,7 +5,7 @@ read a file of the server's machine, signal another session, reload the configur
 connection of its own (``dblink``). Those are refused before the query is sent, by name,
 wherever the name appears as code (not in a string literal or a comment), quoted or not,
 schema-qualified or not: ``pg_catalog . "pg_read_file" /* x */ (...)`` is found as
-``pg_read_file``. (``store.sql_lexer`` finds the names as the server's lexer would.)
+``pg_read_file``. (``store.queries.lexer`` finds the names as the server's lexer would.)
 
 The PostgreSQL list follows the chapter "System Administration Functions" of the PostgreSQL
 manual (generic file access, server signaling, backup and recovery control, replication,
@@ -17,12 +17,12 @@ advisory locks, statistics resets), the large-object functions that write (Postg
 A function defined in the database that calls one of these is not seen here; the server's own
 rules still hold there: the READ ONLY transaction, the rollback that ends every query, and the
 role ``pg_read_all_data`` the query runs as where the connecting role may take it (which may
-not read server files or signal other sessions). See ``store.sql_query``.
+not read server files or signal other sessions). See ``store.queries.readonly``.
 """
 
 from __future__ import annotations
 
-from drasnap.store.sql_lexer import Token
+from drasnap.store.queries.lexer import Token
 
 __all__ = ["pg_refused", "sqlite_refused"]
 

@@ -1,10 +1,11 @@
 """Applying journal records to a store: the one loop under replay, ``open_state`` and ``diff``.
 
-:class:`Replayer` re-executes each record through a :class:`store.VersionedStore`'s own
-operations, checking that it can follow the ones before it (a journal read from a database
-may be incomplete or inconsistent: :class:`JournalError`), and can track the value each key had
-at a mark, so that a digest moves by O(changes) and a diff needs no copy of the state. Split
-from ``store.playback`` (which, with ``store.states``, drives it); it never imports either.
+:class:`Replayer` re-executes each record through a :class:`store.VersionedStore`'s own operations,
+checking that it can follow the ones before it (a journal read from a database may be incomplete or
+inconsistent: :class:`JournalError`), and can track the value each key had at a mark, so that a
+digest moves by O(changes) and a diff needs no copy of the state. Split from
+``store.journal.playback`` (which, with ``store.journal.states``, drives it); it never imports
+either.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Final
 
 from drasnap.store.codec import digest_after, encode, format_digest
 from drasnap.store.interface import LayerInfo, VersionedStore
-from drasnap.store.journal import JournalError, JournalRecord, OpenLayer
+from drasnap.store.journal.reader import JournalError, JournalRecord, OpenLayer
 
 Key = tuple[str, str]
 

@@ -22,7 +22,7 @@ Data model (one database holds many named stores):
              columns: ``label`` (fork), ``kind``/``key``/``value`` (put, delete), ``digest``
              (checkpoint: the state digest at that point) and ``chain`` (checkpoint: a digest
              of the rows since the previous checkpoint, chained to its chain; ``store.chain``).
-``registered_views``  one row per view a layer above the store registered (``store.views``) and
+``registered_views``  one row per view a layer above the store registered (``store.sql.views``) and
              a writer created: its name, a digest of the text it was created from, and when.
 """
 

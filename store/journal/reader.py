@@ -1,6 +1,6 @@
 """The journal: a store's operations in order, what they mean for each layer, and reading them.
 
-The journal (see ``store.tables``) holds one row per operation. This module reads it without
+The journal (see ``store.sql.tables``) holds one row per operation. This module reads it without
 taking the store's writer lock, through a read-only connection: :class:`Journal` streams records
 by sequence number, fetches the writes of given keys through the ``(store_id, kind, key)``
 index, and resolves layer instances to a :class:`LayerHistory` — label, depth, when it was
@@ -13,10 +13,10 @@ opened and closed, and its :class:`Fate`:
 A layer's ``dropped_seq`` is the sequence number of the revert that discarded its changes (its
 own, or that of the layer it ended up merged into); a write is visible to every operation after
 it and before that. The base layer (instance 0) is never dropped: its fate is ``committed``.
-Fates are resolved by one walk (:class:`store.journal_records.FateWalk`) down each commit
+Fates are resolved by one walk (:class:`store.journal.records.FateWalk`) down each commit
 chain, read through the ``(store_id, layer)`` index, so the cost is per layer asked about, not
 per journal. The SQL view ``layer_history`` (migrations) says the same in SQL; a test holds the
-two together. The record types and that walk live in :mod:`store.journal_records` (plain values,
+two together. The record types and that walk live in :mod:`store.journal.records` (plain values,
 no SQL); this module re-exports them and holds the reader and its statements.
 
 Like the rest of ``store/`` it knows nothing of Kubernetes: kinds and keys are strings.
@@ -29,7 +29,6 @@ import os
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any
 
-from drasnap.store import _sql
 from drasnap.store.codec import encode
 from drasnap.store.errors import (
     InvalidValueError,
@@ -38,7 +37,7 @@ from drasnap.store.errors import (
     StoreNotFoundError,
 )
 from drasnap.store.interface import Closing, Fate
-from drasnap.store.journal_records import (
+from drasnap.store.journal.records import (
     FateWalk,
     JournalInfo,
     JournalRecord,
@@ -46,7 +45,8 @@ from drasnap.store.journal_records import (
     OpenLayer,
     resolve_layers,
 )
-from drasnap.store.tables import IN_LIST_CHUNK, entries, journal, layers, stores
+from drasnap.store.sql import engines
+from drasnap.store.sql.tables import IN_LIST_CHUNK, entries, journal, layers, stores
 from sqlalchemy import (
     Connection,
     Engine,
@@ -200,7 +200,7 @@ class Journal(Closing):
     ['put', 'checkpoint']
     """
 
-    def __init__(self, engine: Engine, conn: Connection, target: _sql.Target, info: JournalInfo):
+    def __init__(self, engine: Engine, conn: Connection, target: engines.Target, info: JournalInfo):
         self._engine = engine
         self._conn = conn
         self._target = target
@@ -217,14 +217,14 @@ class Journal(Closing):
                 (open the store once for writing).
             StoreNotFoundError: there is no store of that name.
         """
-        info_target = _sql.parse_target(target)
+        info_target = engines.parse_target(target)
         _require_existing(info_target)
-        engine = _sql.create(info_target, readonly=True)
+        engine = engines.create(info_target, readonly=True)
         conn: Connection | None = None
         try:
-            with _sql.translate(info_target, f"opening the journal of store {name!r}"):
+            with engines.translate(info_target, f"opening the journal of store {name!r}"):
                 conn = engine.connect()
-                _sql.prepare_schema(conn, info_target, readonly=True)
+                engines.prepare_schema(conn, info_target, readonly=True)
                 with conn.begin():
                     row = conn.execute(_STORE, {"n": name}).one_or_none()
                     names = [] if row is not None else list(conn.execute(_STORE_NAMES).scalars())
@@ -291,7 +291,7 @@ class Journal(Closing):
         return contextlib.nullcontext() if self._conn.in_transaction() else self._conn.begin()
 
     def _run(self, statement: Any, params: dict[str, Any], doing: str) -> list[JournalRecord]:
-        with _sql.translate(self._target, doing), self._tx():
+        with engines.translate(self._target, doing), self._tx():
             return [_record(r) for r in self._conn.execute(statement, params)]
 
     # -- records -----------------------------------------------------------------------------
@@ -308,7 +308,7 @@ class Journal(Closing):
         params = {"s": self._info.store_id, "lo": start, "hi": hi}
         doing = f"reading the journal of store {self._info.store!r}"
         conn = self._conn
-        with _sql.translate(self._target, doing), self._tx():
+        with engines.translate(self._target, doing), self._tx():
             result = conn.execution_options(stream_results=True, yield_per=2000).execute(
                 _RANGE, params
             )
@@ -352,12 +352,12 @@ class Journal(Closing):
         statement = _containing(self._target.dialect, len(fragments))
         params: dict[str, Any] = {"s": self._info.store_id, "k": kind}
         params.update({f"f{i}": f for i, f in enumerate(fragments)})
-        with _sql.translate(self._target, f"searching the journal of {kind}"), self._tx():
+        with engines.translate(self._target, f"searching the journal of {kind}"), self._tx():
             return set(self._conn.execute(statement, params).scalars())
 
     def stored_values(self, kind: str, key: str) -> list[Any]:
         """The values of ``kind/key`` in SQL now, at every depth (for divergence reports)."""
-        with _sql.translate(self._target, f"reading {kind}/{key}"), self._tx():
+        with engines.translate(self._target, f"reading {kind}/{key}"), self._tx():
             rows = self._conn.execute(
                 _ENTRY_VALUES, {"s": self._info.store_id, "k": kind, "y": key}
             ).all()
@@ -365,7 +365,7 @@ class Journal(Closing):
 
     def open_layer_instances(self) -> list[int]:
         """The instance of each open layer at the last checkpoint, depth 1 first."""
-        with _sql.translate(self._target, "reading the open layers"), self._tx():
+        with engines.translate(self._target, "reading the open layers"), self._tx():
             rows = self._conn.execute(_OPEN_LAYERS, {"s": self._info.store_id}).all()
         return [r.instance for r in rows]
 
@@ -406,7 +406,7 @@ class Journal(Closing):
             batch = sorted(frontier - seen)
             seen.update(batch)
             found: list[Any] = []
-            with _sql.translate(self._target, doing), self._tx():
+            with engines.translate(self._target, doing), self._tx():
                 for i in range(0, len(batch), IN_LIST_CHUNK):
                     params = {"s": sid, "ls": batch[i : i + IN_LIST_CHUNK]}
                     found += self._conn.execute(statement, params).all()
@@ -454,7 +454,7 @@ class Journal(Closing):
         return layer.opened_seq, end
 
 
-def _require_existing(target: _sql.Target) -> None:
+def _require_existing(target: engines.Target) -> None:
     """Readers must not create a file by opening it."""
     if target.path is not None and not target.path.exists():
         raise NotADatabaseError(f"{target.display} does not exist: give a drasnap database")

@@ -7,9 +7,9 @@ at every recorded checkpoint; :func:`open_state` gives the state at a sequence n
 stored one) to read; :func:`diff` compares two points. All of them refuse an incomplete journal
 (:class:`JournalError`): the state it would rebuild would not be the one recorded.
 
-Generic: kinds, keys and values only. Replay knows no more than the store does. This module
-holds :func:`replay` and its report; applying records is :mod:`store.replayer`, the state at a
-point and diffs are :mod:`store.states` (their names are re-exported here).
+Generic: kinds, keys and values only. Replay knows no more than the store does. This module holds
+:func:`replay` and its report; applying records is :mod:`store.journal.replayer`, the state at a
+point and diffs are :mod:`store.journal.states` (their names are re-exported here).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from drasnap.store.codec import (
 from drasnap.store.durable import Store
 from drasnap.store.errors import InvalidValueError, StoreNotFoundError
 from drasnap.store.interface import VersionedStore
-from drasnap.store.journal import Journal, JournalRecord
+from drasnap.store.journal.reader import Journal, JournalRecord
+from drasnap.store.journal.replayer import NOTHING, Replayer
+from drasnap.store.journal.states import ObjectChange, State, StateDiff, diff, open_state
+from drasnap.store.journal.stored_state import stored_differences
 from drasnap.store.memory import MemoryStore
-from drasnap.store.replayer import NOTHING, Replayer
-from drasnap.store.states import ObjectChange, State, StateDiff, diff, open_state
-from drasnap.store.stored_state import stored_differences
 
 __all__ = [
     "Divergence",
@@ -107,7 +107,7 @@ class ReplayReport:
     checkpoints_verified: int
     divergence: Divergence | None
     # verify, replayed to the end: each (kind, key) whose stored value differs from the
-    # replay's (store.stored_state), the damage the journal's digests cannot see
+    # replay's (store.journal.stored_state), the damage the journal's digests cannot see
     stored_differs: tuple[Key, ...] = ()
 
     @property

@@ -1,6 +1,6 @@
 """The writer lock: one writer per named store, ``flock`` on a side file for SQLite, an
 advisory lock on PostgreSQL; both vanish with the process, so a crash never leaves a store
-locked. ``store.opening`` takes it (waiting out a holder that is going or gone), and the
+locked. ``store.sql.opening`` takes it (waiting out a holder that is going or gone), and the
 write-behind process inherits the SQLite lock file so the lock is held until both have ended.
 """
 
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import IO
 
 import sqlalchemy.exc as sa_exc
-from drasnap.store import _sql
 from drasnap.store.errors import StoreLockedError
+from drasnap.store.sql import engines
 from sqlalchemy import Connection, text
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -27,7 +27,7 @@ class WriterLock:
     """One writer per named store: ``flock`` on a side file for SQLite, an advisory lock on
     PostgreSQL. Both vanish with the process, so a crash never leaves a store locked."""
 
-    def __init__(self, target: _sql.Target, name: str) -> None:
+    def __init__(self, target: engines.Target, name: str) -> None:
         self._target = target
         self._name = name
         self._file: IO[bytes] | None = None
@@ -41,9 +41,9 @@ class WriterLock:
             # Advisory locks are per database, but not per schema: two stores of one name in
             # two schemas of a database must not share a key, so the schema is part of it.
             key = self._pg_key
-            with _sql.one_statement(connection), connection.begin():
+            with engines.one_statement(connection), connection.begin():
                 if key is None:
-                    key = _sql.pg_lock_key("store", _sql.pg_schema(connection), self._name)
+                    key = engines.pg_lock_key("store", engines.pg_schema(connection), self._name)
                 got = connection.execute(
                     text("SELECT pg_try_advisory_lock(:k)"), {"k": key}
                 ).scalar_one()
@@ -100,7 +100,7 @@ class WriterLock:
             # (Closing the connection releases it too: this is for tidiness.)
             with (
                 contextlib.suppress(sa_exc.SQLAlchemyError),
-                _sql.one_statement(connection),
+                engines.one_statement(connection),
                 connection.begin(),
             ):
                 connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self._pg_key})

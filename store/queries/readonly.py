@@ -9,11 +9,11 @@ to be perfect:
    ``PRAGMA`` (plus ``TABLE`` and ``SHOW`` on PostgreSQL). ``INSERT``, ``UPDATE``, ``DELETE``,
    ``DROP``, ``ATTACH``, ``COPY``, ``SET``... are refused by name; a first word that starts no
    statement (a typo) goes to the database, which reports the syntax error.
-2. On PostgreSQL, the functions that act outside the database's tables (read or write the
-   server's files, signal other sessions, change settings or the server's state, connect
-   elsewhere, write large objects, run SQL given as a string) are refused by name wherever
-   they appear as code: ``store.sql_refused`` lists them, ``store.sql_lexer`` finds the names
-   (and the statements' ends) as the server's lexer does, skipping literals and comments.
+2. On PostgreSQL, the functions that act outside the database's tables (read or write the server's
+   files, signal other sessions, change settings or the server's state, connect elsewhere, write
+   large objects, run SQL given as a string) are refused by name wherever they appear as code:
+   ``store.queries.refused`` lists them, ``store.queries.lexer`` finds the names (and the
+   statements' ends) as the server's lexer does, skipping literals and comments.
 
 **The database's own rules** (they hold whatever the text checks missed):
 
@@ -34,7 +34,7 @@ to be perfect:
   refused by the attached-databases limit set to 0; and Python's sqlite3 runs one statement at
   most. (The connection is not opened with ``mode=ro`` where the folder is writable: a
   ``mode=ro`` reader of a WAL database leaves its ``-wal`` and ``-shm`` files behind, and
-  ``query_only`` refuses the same writes; see ``store._sql._read_only_uri``.)
+  ``query_only`` refuses the same writes; see ``store.sql.engines._read_only_uri``.)
 
 Not covered by the text checks: functions defined in the database that call the refused ones
 (the rules of the server still hold for them). Errors of the driver come back as
@@ -52,8 +52,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from drasnap.store import _sql
-from drasnap.store.as_of import with_as_of
 from drasnap.store.errors import (
     DatabaseError,
     InvalidValueError,
@@ -61,8 +59,10 @@ from drasnap.store.errors import (
     ReadOnlyError,
     one_line,
 )
-from drasnap.store.sql_lexer import Token, pg_tokens, sqlite_code
-from drasnap.store.sql_refused import pg_refused, sqlite_refused
+from drasnap.store.queries.lexer import Token, pg_tokens, sqlite_code
+from drasnap.store.queries.refused import pg_refused, sqlite_refused
+from drasnap.store.sql import engines
+from drasnap.store.sql.as_of import with_as_of
 
 __all__ = ["QueryResult", "query"]
 
@@ -290,7 +290,7 @@ def query(
     ``max_rows`` limits the rows fetched (None: all of them). The statement is checked
     (:func:`check`) before anything connects to the database. With ``as_of``, the statement
     (a ``SELECT`` or ``WITH``) may read ``objects_as_of``: every store's live objects as of
-    that journal seq (``store.as_of``).
+    that journal seq (``store.sql.as_of``).
 
     Raises:
         ReadOnlyError: the statement would write (INSERT, UPDATE, DELETE, DROP, ATTACH, ...)
@@ -299,7 +299,7 @@ def query(
         NotADatabaseError: the file does not exist or is not a database.
         DatabaseError: the database refused the statement (syntax error, unknown table, ...).
     """
-    info = _sql.parse_target(target)
+    info = engines.parse_target(target)
     kind = check(sql, info.dialect)
     if as_of is not None:
         sql = with_as_of(sql, as_of, info.dialect, kind)
@@ -308,15 +308,15 @@ def query(
     return run_read_only(info, sql, max_rows)
 
 
-def run_read_only(info: _sql.Target, sql: str, max_rows: int | None = None) -> QueryResult:
+def run_read_only(info: engines.Target, sql: str, max_rows: int | None = None) -> QueryResult:
     """Run ``sql`` under the database's own read-only rules alone (no :func:`check`: the tests
     call this to show those rules hold by themselves), and roll back."""
-    engine = _sql.create(info, readonly=True)
+    engine = engines.create(info, readonly=True)
     try:
         with (
-            _sql.translate(info, "running the query"),
+            engines.translate(info, "running the query"),
             engine.connect() as conn,
-            _sql.snapshot(conn),  # PostgreSQL: BEGIN ... READ ONLY
+            engines.snapshot(conn),  # PostgreSQL: BEGIN ... READ ONLY
             conn.begin() as transaction,
         ):
             dbapi = conn.connection.dbapi_connection
@@ -339,7 +339,7 @@ def _fetch(cursor: Any, max_rows: int | None) -> QueryResult:
     return QueryResult(columns, [tuple(r) for r in rows])
 
 
-def _run_sqlite(dbapi: Any, info: _sql.Target, sql: str, max_rows: int | None) -> QueryResult:
+def _run_sqlite(dbapi: Any, info: engines.Target, sql: str, max_rows: int | None) -> QueryResult:
     (tables,) = dbapi.execute("SELECT count(*) FROM sqlite_master").fetchone()
     if not tables:  # (SQLite takes an empty file for an empty database)
         raise NotADatabaseError(f"{info.display} is not a drasnap database (it is empty)")
@@ -365,10 +365,10 @@ def _run_sqlite(dbapi: Any, info: _sql.Target, sql: str, max_rows: int | None) -
         dbapi.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, attached)
 
 
-def _run_postgres(dbapi: Any, info: _sql.Target, sql: str, max_rows: int | None) -> QueryResult:
+def _run_postgres(dbapi: Any, info: engines.Target, sql: str, max_rows: int | None) -> QueryResult:
     cursor = dbapi.cursor()
     try:
-        # The lexer of store.sql_lexer reads '...' as the standard says; so must the server
+        # The lexer of store.queries.lexer reads '...' as the standard says; so must the server
         # (a URL's options or the database's defaults could have switched it off).
         cursor.execute("SET LOCAL standard_conforming_strings = on")
         as_reader = _take_reader_role(cursor)

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import time
 
-from drasnap.store.tables import registered_views
-from drasnap.store.view_registry import registered
+from drasnap.store.sql.tables import registered_views
+from drasnap.store.sql.view_registry import registered
 from sqlalchemy import Connection, bindparam, delete, insert, inspect, select
 
 __all__ = ["install_views", "views_current"]

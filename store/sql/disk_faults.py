@@ -9,7 +9,8 @@ syncs or maps its ``-shm`` file answers ``disk I/O error``. So the driver's word
 the disk failed: :func:`cause` asks the file system *why* (``os.statvfs``'s read-only flag, the
 free space), and :func:`describe` says it. Every such fault is final for the run that meets it
 (retrying a write on a read-only or full file system cannot succeed), unlike a transient failure,
-which the write-behind process writes again at the next checkpoint (``store.writer_process``).
+which the write-behind process (``store.behind.writer_process``) writes again at the next
+checkpoint.
 
 :func:`check_room` is the test-write at opening: a rerun on a still-full disk must fail before it
 simulates, not at its first checkpoint after the whole run.
@@ -24,8 +25,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from drasnap.store import disk
 from drasnap.store.errors import DatabaseError
+from drasnap.store.sql import disk
 
 __all__ = ["ROOM", "cause", "check_room", "describe", "is_disk_fault"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from drasnap.store import _sql
 from drasnap.store.errors import NotADatabaseError
-from drasnap.store.tables import stores
+from drasnap.store.sql import engines
+from drasnap.store.sql.tables import stores
 from sqlalchemy import inspect, select
 
 __all__ = ["StoreInfo", "list_stores"]
@@ -58,22 +58,22 @@ def list_stores(target: str | os.PathLike[str], *, missing_ok: bool = False) -> 
         SchemaVersionError: the schema is newer than this drasnap, or needs upgrading.
         DatabaseError: the database could not be read.
     """
-    info = _sql.parse_target(target)
+    info = engines.parse_target(target)
     if info.path is not None and not info.path.exists():
         if missing_ok:
             return []
         raise NotADatabaseError(f"{info.display} does not exist: give a drasnap database")
-    engine = _sql.create(info, readonly=True)
+    engine = engines.create(info, readonly=True)
     try:
-        with _sql.translate(info, "listing its stores"):
-            conn = _sql.connect(engine, info)
+        with engines.translate(info, "listing its stores"):
+            conn = engines.connect(engine, info)
             try:
                 with conn.begin():
                     tables = set(inspect(conn).get_table_names())
                 if missing_ok and not tables:
                     return []
                 if not (missing_ok and "stores" in tables):
-                    _sql.prepare_schema(conn, info, readonly=True)
+                    engines.prepare_schema(conn, info, readonly=True)
                 with conn.begin():
                     rows = conn.execute(_STORES).all()
             finally:

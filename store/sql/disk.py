@@ -2,9 +2,9 @@
 itself and a user cannot act on: a full disk (``database or disk is full``) and a database it
 may not write (``unable to open database file``, ``attempt to write a readonly database``).
 
-:func:`full_message` names the database's path, its file system's free space and what the
-next checkpoint writes; :func:`unwritable_message` the file or folder this user may not write,
-and why. ``store._sql.translate`` uses both, the first through ``store.disk_faults`` (which
+:func:`full_message` names the database's path, its file system's free space and what the next
+checkpoint writes; :func:`unwritable_message` the file or folder this user may not write, and why.
+``store.sql.engines.translate`` uses both, the first through ``store.sql.disk_faults`` (which
 tells a full disk from a read-only or failing one), as the write-behind process does.
 """
 

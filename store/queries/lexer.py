@@ -12,7 +12,7 @@ dialect has a scanner that follows its lexer's rules for the things that hide te
   backslash escapes; ``B'...'``/``X'...'`` (no quote inside); ``U&'...'``; ``$tag$...$tag$``;
   ``"..."`` names with ``""``; identifiers that may hold ``$`` (``a$$b`` is one name, not a
   dollar quote). Plain ``'...'`` strings are read with ``standard_conforming_strings`` on, which
-  ``store.sql_query`` sets on the query's transaction so the server reads them the same way.
+  ``store.queries.readonly`` sets on the query's transaction so the server reads them the same way.
 - SQLite (``tokenize.c``): ``--`` and unnested ``/* */`` comments; ``'...'`` with ``''``;
   names in ``"..."``, ``[...]`` or backquotes.
 """

@@ -1,4 +1,5 @@
-"""Engines, the schema check and upgrade, and error translation (the writer lock: ``store.lock``).
+"""Engines, the schema check and upgrade, and error translation (the writer lock:
+``store.sql.lock``).
 
 This is the one module that creates engines, and both dialects get the same recipe: the
 driver's own transaction handling is switched off on connect (pysqlite ``isolation_level=None``,
@@ -41,7 +42,6 @@ from sqlalchemy.pool import NullPool, StaticPool
 if TYPE_CHECKING:
     from alembic.config import Config
 
-from drasnap.store import disk, disk_faults
 from drasnap.store.errors import (
     DatabaseError,
     MissingDriverError,
@@ -50,8 +50,9 @@ from drasnap.store.errors import (
     StoreError,
     one_line,
 )
+from drasnap.store.sql import disk, disk_faults
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 #: The newest revision of ``migrations/`` (tests/migrations checks it against Alembic's head):
 #: a database already there is opened without importing Alembic, which costs more than the
 #: rest of opening a store. A migration added without changing it only makes opens slower.
@@ -321,9 +322,9 @@ def translate(
 ) -> Iterator[None]:
     """Translate database exceptions raised in the block into ``StoreError`` subclasses.
 
-    A disk fault (full, read-only, I/O: ``store.disk_faults``) or a database this user may not
-    write (``store.disk``) is said in the file system's words; ``needed``: the bytes the block
-    was writing, said for a full disk.
+    A disk fault (full, read-only, I/O: ``store.sql.disk_faults``) or a database this user may
+    not write (``store.sql.disk``) is said in the file system's words; ``needed``: the bytes the
+    block was writing, said for a full disk.
     """
     try:
         yield
