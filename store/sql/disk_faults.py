@@ -3,14 +3,14 @@ an I/O error stops the store at once, with one line naming the database's path, 
 what the database keeps (its last checkpoint); a store opened for writing on a disk with no room
 left says so before anything runs.
 
-Why a module of its own: SQLite words these failures loosely. A file system remounted read-only
-under an open database can answer ``database or disk is full``; a full disk met while SQLite
-syncs or maps its ``-shm`` file answers ``disk I/O error``. So the driver's words only say *that*
-the disk failed: :func:`cause` asks the file system *why* (``os.statvfs``'s read-only flag, the
-free space), and :func:`describe` says it. Every such fault is final for the run that meets it
-(retrying a write on a read-only or full file system cannot succeed), unlike a transient failure,
-which the write-behind process (``store.behind.writer_process``) writes again at the next
-checkpoint.
+Why a module of its own: SQLite words these failures loosely. Its ``disk I/O error`` is any
+failed read, write or sync (``SQLITE_IOERR``), and the probe of issue 40 met it both on a full
+disk and on a file system gone read-only; ``database or disk is full`` is a short write. So the
+driver's words only say *that* the disk failed: :func:`cause` asks the file system *why*
+(``os.statvfs``'s read-only flag, the free space), and :func:`describe` says it. Every such
+fault is final for the run that meets it (retrying a write on a read-only or full file system
+cannot succeed), unlike a transient failure, which the write-behind process
+(``store.behind.writer_process``) writes again at the next checkpoint.
 
 :func:`check_room` is the test-write at opening: a rerun on a still-full disk must fail before it
 simulates, not at its first checkpoint after the whole run.

@@ -37,7 +37,8 @@ def test_a_store_that_stops_on_a_disk_fault_is_told_with_the_command_that_contin
     result = CliRunner().invoke(cli, [*RUN, str(db), "--name", "run"])
     assert result.exit_code == 1
     (line,) = result.stderr.strip().splitlines()[-1:]
-    assert line.startswith(f"Error: {said}; once that is repaired, continue from the last ")
+    assert line.startswith(f"Error: {said}; the run's last checkpoint holds step 0")
+    assert "; once that is repaired, continue from the last checkpoint with: " in line
     assert line.endswith(f"{db} --name run --seed 3 --nodes 6 --resume")
 
 
