@@ -448,14 +448,16 @@ def simulate_cmd(
 def _kept_step(db: str, name: str) -> str:
     """The step the run's last checkpoint holds, for the line of a run its store stopped ("" when
     the database cannot say: the failing disk may refuse the read too)."""
-    from drasnap.snapshot.simulation import find_run
+    from drasnap.snapshot.simulation import RunStatus, find_run
 
     try:
         run = find_run(db, name)
     except (StoreError, SnapshotError, OSError):
         return ""
-    if run is None:
+    if run is None or run.status == RunStatus.OTHER:
         return ""
+    if run.status == RunStatus.EMPTY:
+        return "; the run had no checkpoint yet: it starts again"
     of = f" of {run.steps}" if run.steps else ""
     return f"; the run's last checkpoint holds step {run.step}{of}"
 
