@@ -91,6 +91,7 @@ class Checkpointer:
         # The policy (store.options.StoreOptions documents each).
         self.auto = options.auto_checkpoint
         self._interval = options.checkpoint_interval
+        self._on_base_commit = options.checkpoint_on_base_commit
         self._base_commit_gap = options.base_commit_gap
         self._max_pending = options.max_pending
         self._last_checkpoint = _monotonic()
@@ -172,8 +173,11 @@ class Checkpointer:
 
     def due_at_base_commit(self) -> bool:
         """After a commit into the base: is the last checkpoint older than the policy's gap?"""
-        gap = self._base_commit_gap
-        return self.auto and gap is not None and _monotonic() - self._last_checkpoint >= gap
+        return (
+            self.auto
+            and self._on_base_commit
+            and _monotonic() - self._last_checkpoint >= self._base_commit_gap
+        )
 
     def tick(self, next_layer: int) -> None:
         """The store's look every ``CHECK_EVERY`` operations: checkpoint when due, else hand

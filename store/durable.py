@@ -16,8 +16,9 @@ process being killed; with ``sync="full"`` it also survives a power cut. Reopeni
 gives the state of the last checkpoint — an operation boundary — never a half-applied one. Automatic
 checkpoints (the policy, set by :class:`store.options.StoreOptions`) happen after
 ``checkpoint_interval`` seconds of work, when more than ``max_pending`` journal entries wait, and at
-a commit into the base unless the last checkpoint is more recent than ``checkpoint_on_base_commit``
-seconds; ``auto_checkpoint=False`` leaves them all to ``checkpoint()`` and ``maybe_checkpoint()``.
+a commit into the base (``checkpoint_on_base_commit``) unless the last checkpoint is more recent
+than ``base_commit_gap`` seconds; ``auto_checkpoint=False`` leaves them all to ``checkpoint()`` and
+``maybe_checkpoint()``.
 ``close()`` checkpoints. A Fork ... Revert between two checkpoints costs no SQL. With
 ``write_behind=True`` the journal buffer is handed in batches to a process of the store's own, which
 mirrors the store and writes the rows and checkpoints (:mod:`store.behind.writer`,

@@ -26,9 +26,9 @@ class StoreOptions:
     - ``checkpoint_interval``: seconds of work between automatic checkpoints (None: never by
       time).
     - ``checkpoint_on_base_commit``: a commit into the base checkpoints when the last
-      checkpoint is at least this many seconds old (0 or True: always; None or False: never),
-      so a loop that commits into the base all the time pays for at most one checkpoint per
-      that many seconds.
+      checkpoint is at least ``base_commit_gap`` seconds old (False: never), so a loop that
+      commits into the base all the time pays for at most one checkpoint per gap.
+    - ``base_commit_gap``: those seconds (0: at every commit into the base).
     - ``max_pending``: checkpoint when more journal entries (or unflushed base writes) wait.
     - ``sync``: "normal" (a checkpoint survives the process being killed), "full" (also a
       power cut), "off" (neither, for throw-away runs). On PostgreSQL "full" is
@@ -45,7 +45,8 @@ class StoreOptions:
     journal: bool = True
     auto_checkpoint: bool = True
     checkpoint_interval: float | None = 30.0
-    checkpoint_on_base_commit: float | bool | None = 1.0
+    checkpoint_on_base_commit: bool = True
+    base_commit_gap: float = 1.0
     max_pending: int = 200_000
     sync: str = "normal"
     write_behind: bool | Literal["auto"] = False
@@ -59,15 +60,16 @@ class StoreOptions:
             raise InvalidValueError(
                 f"checkpoint_interval must be None or seconds >= 0, got {interval!r}"
             )
-        gap = self.checkpoint_on_base_commit
-        if (
-            gap is not None
-            and not isinstance(gap, bool)
-            and (not isinstance(gap, int | float) or gap < 0)
-        ):
+        on = self.checkpoint_on_base_commit
+        if type(on) is not bool:
+            # A number here was once the gap: refused, never read as a truth value.
             raise InvalidValueError(
-                f"checkpoint_on_base_commit must be seconds >= 0, True, False or None, got {gap!r}"
+                f"checkpoint_on_base_commit must be True or False (the seconds are "
+                f"base_commit_gap), got {on!r}"
             )
+        gap = self.base_commit_gap
+        if isinstance(gap, bool) or not isinstance(gap, int | float) or gap < 0:
+            raise InvalidValueError(f"base_commit_gap must be seconds >= 0, got {gap!r}")
         if self.sync not in _SYNC_MODES:
             raise InvalidValueError(f"sync must be 'off', 'normal' or 'full', got {self.sync!r}")
         if not isinstance(self.write_behind, bool) and self.write_behind != "auto":
@@ -99,14 +101,6 @@ class StoreOptions:
                 f"unknown Store option(s) {', '.join(sorted(unknown))}; "
                 f"known: {', '.join(sorted(known))}"
             )
-
-    @property
-    def base_commit_gap(self) -> float | None:
-        """``checkpoint_on_base_commit`` in seconds (None: never)."""
-        gap = self.checkpoint_on_base_commit
-        if isinstance(gap, bool):
-            return 0.0 if gap else None
-        return gap
 
 
 def check_store_name(name: object) -> None:

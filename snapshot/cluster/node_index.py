@@ -12,12 +12,12 @@ right at every depth whoever forked, committed or reverted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from drasnap.snapshot.cluster.placement import PoolDevices, slice_list_devices
 from drasnap.snapshot.k8s.kinds import NODE_KIND, SLICE_KIND
-from drasnap.snapshot.scheduling import Requests, node_facts
+from drasnap.snapshot.scheduling import NodeFacts, Requests, node_facts
 
 __all__ = ["NodeIndex"]
 
@@ -26,12 +26,14 @@ SliceDevices = tuple[bool, tuple[PoolDevices, ...]]
 
 class NodeIndex:
     """Per node name: its allocatable (``allocatable``), its local slices' devices
-    (``slices``; the global slice list is under its own key), and the nodes that are
-    cordoned or carry a NoSchedule/NoExecute taint (``restricted``)."""
+    (``slices``; the global slice list is under its own key), and the nodes where a filter
+    may refuse a pod by what the node is (``restricted``: those ``restricts`` names, the
+    filters' own declarations, `scheduling.Relevance.restricted`: a taint, a cordon)."""
 
-    __slots__ = ("allocatable", "restricted", "slices")
+    __slots__ = ("allocatable", "restricted", "restricts", "slices")
 
-    def __init__(self) -> None:
+    def __init__(self, restricts: Callable[[NodeFacts], bool]) -> None:
+        self.restricts = restricts
         self.allocatable: dict[str, Requests] = {}
         self.slices: dict[str, SliceDevices] = {}
         self.restricted: set[str] = set()
@@ -53,7 +55,7 @@ class NodeIndex:
             if isinstance(value, dict):
                 facts = node_facts(value)
                 self.allocatable[key] = facts.allocatable
-                if facts.taints or facts.unschedulable:
+                if self.restricts(facts):
                     self.restricted.add(key)
             else:
                 self.allocatable.pop(key, None)

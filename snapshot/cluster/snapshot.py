@@ -26,11 +26,15 @@ no rollback when the reservation step fails after allocating. Upstream:
 ``schedule_pod_anywhere`` skips, before running the filters, the nodes whose CPU, memory or pod
 count is short and, for a pod needing a device, those without a free one: both are what the
 filters would refuse, and this loop runs over every node (the per-node facts it reads are
-kept by the follower of :mod:`snapshot.cluster.node_index`). A pod that asks for nothing but CPU,
-memory, the pod slot and claims, tried on a node without taints or cordon while no placed pod
-has required anti-affinity, passes every filter but DynamicResources there: only that one
-runs, so the upstream presets cost what they cost before the filters. ``fit_error`` gives the
-scheduler's ``0/N nodes are available: ...`` answer for a pod that fits nowhere.
+kept by the follower of :mod:`snapshot.cluster.node_index`). A pod that no filter declares it
+may refuse where it has room, tried on a node that no filter declares it may refuse pods on
+(``scheduling.relevance``: today a pod asking for nothing but CPU, memory, the pod slot and
+claims, on a node without taints or cordon, while no placed pod has required anti-affinity),
+passes every filter but DynamicResources there: only that one runs, so the upstream presets
+cost what they cost before the filters. What may be skipped is worked out from the plugin
+list, never listed here: a filter added without a declaration sends every pod through the
+filters. ``fit_error`` gives the scheduler's ``0/N nodes are available: ...`` answer for a pod
+that fits nowhere.
 """
 
 from __future__ import annotations
@@ -78,11 +82,12 @@ from drasnap.snapshot.scheduling import (
     NAMESPACE_NAME_LABEL,
     DraFilter,
     DraState,
+    DynamicResources,
     FitError,
     Placement,
     PodCycle,
-    PodFacts,
     PreparedPod,
+    Relevance,
     Requests,
     available_on,
     default_plugins,
@@ -95,7 +100,6 @@ from drasnap.snapshot.scheduling.extended_claims import (
     with_extended_claim_status,
     without_extended_claim_status,
 )
-from drasnap.snapshot.scheduling.plugins.node_ports import host_ports
 from drasnap.store import Closing, Store, VersionedStore
 
 
@@ -147,7 +151,14 @@ class ClusterSnapshot(Closing):
         self._pods = PodIndex()
         self._pods.rebuild(store.items(POD_KIND))
         store.follow([POD_KIND], self._pods)
-        self._nodes = NodeIndex()
+        self._dra_filter = DraFilter(_Manager(self))
+        # A tuple: what the shortcuts skip is worked out from these plugins, once.
+        self._plugins = tuple(default_plugins(self._dra_filter, self._dra_resource_names))
+        # plan_moves and move skip every filter; schedule_pod_anywhere's shortcut runs
+        # DynamicResources itself (DraFilter.plan), so a pod with claims may take it.
+        self._plain = Relevance(self._plugins)
+        self._shortcut = Relevance(self._plugins, run_by_caller={DynamicResources.name})
+        self._nodes = NodeIndex(self._plain.restricted)
         self._nodes.rebuild(store.items(NODE_KIND), store.items(SLICE_KIND))
         store.follow([NODE_KIND, SLICE_KIND], self._nodes)
         self._placement = PlacementIndex(
@@ -158,8 +169,6 @@ class ClusterSnapshot(Closing):
             self.dra.resource_claims.allocated_by_pool,
         )
         self._pods.listener = self._placement.node_changed
-        self._dra_filter = DraFilter(_Manager(self))
-        self._plugins = default_plugins(self._dra_filter, self._dra_resource_names)
         self._recorded: list[Placed] | None = None
 
     @classmethod
@@ -358,6 +367,7 @@ class ClusterSnapshot(Closing):
         # device, are skipped with the cheap checks first: this loop runs for every node, and
         # the filters run only on the nodes that pass them.
         want = facts.requests
+        room = want.cpu_memory_pods  # the scalars may be DRA's: the filters check them
         cpu, memory = want.cpu, want.memory
         allocatable_of = self._nodes.allocatable.get
         slices_of = self._nodes.slices.get
@@ -365,10 +375,11 @@ class ClusterSnapshot(Closing):
         allocated = self.dra.resource_claims.allocated_by_pool()
         prepared = self._dra_filter.prepare_pod(pod) if facts.spec.get("resourceClaims") else None
         check_devices = prepared is not None and _no_free_global_device(self, prepared, allocated)
-        # A pod that uses nothing but CPU, memory, the pod slot and claims passes every filter
-        # on a node without taints or cordon (none has anything to check, and NodeResourcesFit
-        # says what the check above said) except DynamicResources: only that one runs there.
-        plain = facts.derived(_plain_pod) and not self._pods.anti_affinity
+        # A pod no filter declares it can refuse where it has room (scheduling.relevance)
+        # passes every filter on a node none declares it can refuse on, but DynamicResources:
+        # only that one runs there, after the room check below.
+        shortcut = self._shortcut
+        plain = shortcut.pod_is_plain(facts) and shortcut.cluster_is_quiet(self)
         restricted = self._nodes.restricted
         if nodes is None:
             # Name order, with the nodes the cheap checks below refuse skipped block by block
@@ -380,12 +391,7 @@ class ClusterSnapshot(Closing):
             have = allocatable_of(node_name)
             if have is None:
                 continue  # no such node
-            used = used_on(node_name, _NOTHING)
-            if (
-                used.pods + 1 > have.pods
-                or (cpu > 0 and cpu + used.cpu > have.cpu)
-                or (memory > 0 and memory + used.memory > have.memory)
-            ):
+            if not room.fits_on(have, used_on(node_name, _NOTHING)):
                 continue
             if check_devices:
                 local = slices_of(node_name)
@@ -415,12 +421,14 @@ class ClusterSnapshot(Closing):
         writing anything.
 
         Returns (True, their nodes) when all fit, (True, None) when one fits no node, and
-        (False, None) when only the filters proper can say: a pod with claims or with any
-        constraint but CPU, memory and a pod slot, a placed pod with required anti-affinity,
-        or a tainted or cordoned node that passes the cheap checks. The answer is
-        ``schedule_pod_anywhere``'s, whose own shortcut for such pods is this arithmetic.
+        (False, None) when only the filters proper can say: a pod some filter declares it may
+        refuse (claims, or any constraint but CPU, memory and a pod slot), a cluster that
+        makes a filter matter for every pod (a placed pod with required anti-affinity), or a
+        node some filter declares it may refuse pods on (tainted, cordoned) that passes the
+        cheap checks (``scheduling.relevance``). The answer is ``schedule_pod_anywhere``'s,
+        whose own shortcut for such pods is this arithmetic.
         """
-        if self._pods.anti_affinity:
+        if not self._plain.cluster_is_quiet(self):
             return False, None
         restricted = self._nodes.restricted
         allocatable_of = self._nodes.allocatable.get
@@ -429,7 +437,7 @@ class ClusterSnapshot(Closing):
         targets: list[str] = []
         for pod in pods:
             facts = pod_facts(pod)
-            if facts.spec.get("resourceClaims") or not facts.derived(_plain_spec):
+            if not self._plain.pod_is_plain(facts, off_node=True):
                 return False, None
             want = facts.requests
             cpu, memory = want.cpu, want.memory
@@ -441,14 +449,10 @@ class ClusterSnapshot(Closing):
                 extra = added.get(name)
                 if extra is not None:
                     used = used + extra
-                if (
-                    used.pods + 1 > have.pods
-                    or (cpu > 0 and cpu + used.cpu > have.cpu)
-                    or (memory > 0 and memory + used.memory > have.memory)
-                ):
+                if not want.fits_on(have, used):
                     continue
                 if name in restricted:
-                    return False, None  # its taints or cordon need the filters
+                    return False, None  # a filter may refuse pods there (taints, cordon)
                 targets.append(name)
                 count = facts.placed_requests
                 added[name] = count if extra is None else extra + count
@@ -472,7 +476,7 @@ class ClusterSnapshot(Closing):
             raise NotFoundError(f"node {node_name!r} not found in the snapshot")
         facts = pod_facts(pod)
         if facts.key in self._pods.node_of:
-            if facts.spec.get("resourceClaims") or not facts.derived(_plain_spec):
+            if not self._plain.pod_is_plain(facts, off_node=True):
                 raise SchedulingError(f"pod {facts.key} cannot move in one write: unschedule it")
             if self._recorded is None and "extendedResourceClaimStatus" not in (
                 pod.get("status") or {}
@@ -514,18 +518,13 @@ class ClusterSnapshot(Closing):
         have = self._nodes.allocatable.get(placed.node)
         if key != placed.pod or key in self._pods.node_of or have is None:
             raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
-        want = pod_facts(pod).requests
+        room = pod_facts(pod).requests.cpu_memory_pods
         used = self._pods.requested.get(placed.node, _NOTHING)
         taken = self.dra.resource_claims.allocated_devices_view()
-        if (
-            used.pods + 1 > have.pods
-            or want.cpu + used.cpu > have.cpu
-            or want.memory + used.memory > have.memory
-            or any(
-                (r.get("driver"), r.get("pool"), r.get("device")) in taken
-                for _, allocation in placed.placement.allocations
-                for r in (allocation.get("devices") or {}).get("results") or ()
-            )
+        if not room.fits_on(have, used) or any(
+            (r.get("driver"), r.get("pool"), r.get("device")) in taken
+            for _, allocation in placed.placement.allocations
+            for r in (allocation.get("devices") or {}).get("results") or ()
         ):
             raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
         if placed.bound is not None and placed.bound[0] is pod:
@@ -743,24 +742,6 @@ class _Manager:
             features=cluster._features,
             device_taint_rules=cluster.dra.device_taint_rules.list(),
         )
-
-
-def _plain_pod(pod: PodFacts) -> bool:
-    """Whether the pod asks only for CPU, memory, a pod slot and claims: no node name,
-    selector, affinity of any kind, spread constraint or host port, no other resource."""
-    return not pod.spec.get("nodeName") and pod.derived(_plain_spec)
-
-
-def _plain_spec(pod: PodFacts) -> bool:
-    """:func:`_plain_pod` but for the node name: the same for the pod on a node and off it."""
-    spec = pod.spec
-    return (
-        not spec.get("nodeSelector")
-        and not spec.get("affinity")
-        and not spec.get("topologySpreadConstraints")
-        and not pod.derived(host_ports)
-        and pod.requests.only_cpu_memory
-    )
 
 
 def _placement_on(node: KubeObject, dra: DraState | None) -> Placement:

@@ -33,7 +33,9 @@ message is never added (the cluster-autoscaler does not preempt).
 
 Use: ``cycle = PodCycle(default_plugins(...), pod, cluster)`` once per pod and cluster state;
 ``cycle.filter(name)`` per node tried; ``cycle.fit_error()`` for the
-``0/N nodes are available: ...`` answer, whose ``to_json`` goes to the journal.
+``0/N nodes are available: ...`` answer, whose ``to_json`` goes to the journal. Each plugin
+declares which pods and nodes it can refuse (``relevance``); `Relevance`, built from the same
+list, tells a caller's shortcut which pods and nodes need no filter run.
 """
 
 from drasnap.snapshot.scheduling.fit_error import NO_NODES_MESSAGE, FitError, NodeResult
@@ -78,6 +80,7 @@ from drasnap.snapshot.scheduling.pod_requests import (
     compute_pod_requests,
     extended_resource_requests,
 )
+from drasnap.snapshot.scheduling.relevance import Relevance
 from drasnap.snapshot.scheduling.resources import Requests, node_allocatable_requests
 from drasnap.snapshot.scheduling.unsupported import pod_warnings, spec_warnings, warning_lines
 from drasnap.snapshot.scheduling.view import (
@@ -123,6 +126,7 @@ __all__ = [
     "PreparedPod",
     "Proceed",
     "Reject",
+    "Relevance",
     "Requests",
     "Skip",
     "StaticCluster",

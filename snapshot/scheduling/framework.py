@@ -60,7 +60,12 @@ class Proceed:
 
 
 class FilterPlugin(Protocol):
-    """A scheduler filter: PreFilter once per pod, Filter once per node."""
+    """A scheduler filter: PreFilter once per pod, Filter once per node.
+
+    It may also declare which pods, nodes or cluster states it can refuse for
+    (``relevant_for_pod``, ``relevant_for_node``, ``relevant_for_cluster``: see
+    ``scheduling.relevance``); without a declaration it matters for every pod on every node.
+    """
 
     @property
     def name(self) -> str: ...

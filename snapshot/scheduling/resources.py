@@ -16,7 +16,8 @@ here too (``unsupported.pod_warnings`` names it).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -110,8 +111,68 @@ class Requests:
         """True when nothing but cpu, memory and the pod count is asked (the fast path)."""
         return not self.scalars and not self.ephemeral_storage
 
+    @property
+    def cpu_memory_pods(self) -> Requests:
+        """These requests without ephemeral storage and scalar resources: what a node check
+        that does not know which scalars DRA provides can ask `fits_on` about."""
+        if self.only_cpu_memory:
+            return self
+        return Requests(self.cpu, self.memory, pods=self.pods)
+
     def scalar(self, name: str) -> int:
         return self.scalars.get(name, 0)
+
+    def fits_on(
+        self, have: Requests, used: Requests, left_to_dra: AbstractSet[str] = frozenset()
+    ) -> bool:
+        """Whether a pod asking these requests fits a node that offers ``have`` and whose pods
+        request ``used`` together (``fitsRequest`` in ``pkg/scheduler/framework/plugins/
+        noderesources/fit.go``): a free pod slot, and each resource it asks for.
+
+        A resource asked at 0 is not checked, so a pod asking no cpu fits a node whose pods
+        already ask more cpu than it has. ``left_to_dra``: scalar resources DRA provides on a
+        node that does not advertise them (not checked there). The one home of this rule:
+        NodeResourcesFit and the cluster snapshot's shortcuts all ask here.
+
+        >>> have = Requests(cpu=1000, pods=2)
+        >>> Requests(cpu=0).fits_on(have, Requests(cpu=1500, pods=1))
+        True
+        >>> Requests(cpu=1).fits_on(have, Requests(cpu=1500, pods=1))
+        False
+        >>> Requests().fits_on(have, Requests(pods=2))
+        False
+        """
+        for _ in self._shortfalls(have, used, left_to_dra):
+            return False
+        return True
+
+    def shortfalls(
+        self, have: Requests, used: Requests, left_to_dra: AbstractSet[str] = frozenset()
+    ) -> tuple[str, ...]:
+        """The resources `fits_on` finds short, in ``fitsRequest``'s order: ``pods`` (the pod
+        slot), cpu, memory, ephemeral storage, then the scalar resources by name (upstream
+        walks a Go map: its order is random)."""
+        return tuple(self._shortfalls(have, used, left_to_dra))
+
+    def _shortfalls(
+        self, have: Requests, used: Requests, left_to_dra: AbstractSet[str]
+    ) -> Iterator[str]:
+        if used.pods + 1 > have.pods:
+            yield PODS
+        if self.cpu > 0 and self.cpu > have.cpu - used.cpu:
+            yield CPU
+        if self.memory > 0 and self.memory > have.memory - used.memory:
+            yield MEMORY
+        storage = self.ephemeral_storage
+        if storage > 0 and storage > have.ephemeral_storage - used.ephemeral_storage:
+            yield EPHEMERAL_STORAGE
+        if self.scalars:
+            for name in sorted(self.scalars):
+                amount = self.scalars[name]
+                if amount == 0 or (name in left_to_dra and have.scalar(name) <= 0):
+                    continue
+                if amount > have.scalar(name) - used.scalar(name):
+                    yield name
 
     def _combine(self, other: Requests, sign: int) -> Requests:
         scalars = self.scalars

@@ -32,6 +32,7 @@ __all__ = [
     "PodFacts",
     "StaticCluster",
     "node_facts",
+    "off_node",
     "pod_facts",
     "remember",
     "share_pod_facts",
@@ -277,3 +278,20 @@ def share_pod_facts(original: KubeObject, copy: KubeObject) -> None:
     if len(_PODS) > _CACHE_LIMIT:
         _PODS.clear()
     _PODS[id(copy)] = (copy, shared)
+
+
+def off_node(pod: PodFacts) -> PodFacts:
+    """``pod`` as it will be once taken off its node: no ``spec.nodeName``, and what was
+    derived from it shared (it does not depend on the node name, see `share_pod_facts`).
+
+    Not remembered as the pod's facts: nothing but the caller holds the copy made."""
+    spec = {k: v for k, v in pod.spec.items() if k != "nodeName"}
+    return PodFacts(
+        pod={**pod.pod, "spec": spec},
+        key=pod.key,
+        namespace=pod.namespace,
+        labels=pod.labels,
+        spec=spec,
+        terminating=pod.terminating,
+        _derived=pod._derived,
+    )

@@ -90,7 +90,7 @@ def test_state_is_written_only_at_checkpoints(database: Database) -> None:
 
 
 def test_commit_into_the_base_checkpoints(database: Database) -> None:
-    with Store.open(database.target, checkpoint_on_base_commit=0) as writer:
+    with Store.open(database.target, base_commit_gap=0) as writer:
         writer.fork()
         writer.put("k", "a", 1)
         writer.commit()

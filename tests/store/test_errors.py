@@ -202,8 +202,11 @@ def test_unknown_option_and_bad_values(db_path: Path) -> None:
         Store.open(db_path, cache_size=0)
     with pytest.raises(InvalidValueError, match="sync must be"):
         Store.open(db_path, sync="sometimes")
-    with pytest.raises(InvalidValueError, match="checkpoint_on_base_commit must be seconds"):
-        Store.open(db_path, checkpoint_on_base_commit=-1)
+    with pytest.raises(InvalidValueError, match="base_commit_gap must be seconds"):
+        Store.open(db_path, base_commit_gap=-1)
+    # A number was once the gap: it is refused, not read as True or False.
+    with pytest.raises(InvalidValueError, match="checkpoint_on_base_commit must be True or False"):
+        Store.open(db_path, checkpoint_on_base_commit=0)
     with pytest.raises(InvalidValueError, match="store name must be a non-empty string"):
         Store.open(db_path, name="")
 

@@ -80,6 +80,11 @@ class DynamicResources:
 
     name: Final = "DynamicResources"
 
+    def relevant_for_pod(self, pod: PodFacts) -> bool:
+        """A pod with claims, or with scalar requests a DeviceClass may provide (PreFilter
+        skips the rest)."""
+        return bool(pod.spec.get("resourceClaims") or pod.requests.scalars)
+
     def __init__(self, backend: DraBackend, resources: NodeResourcesFit | None = None) -> None:
         self.backend = backend
         self.resources = resources or NodeResourcesFit()

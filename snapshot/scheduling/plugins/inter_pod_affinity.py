@@ -133,6 +133,16 @@ class InterPodAffinity:
 
     name: Final = "InterPodAffinity"
 
+    def relevant_for_pod(self, pod: PodFacts) -> bool:
+        """A pod with required pod affinity or anti-affinity terms."""
+        return bool(
+            pod.derived(required_affinity_terms) or pod.derived(required_anti_affinity_terms)
+        )
+
+    def relevant_for_cluster(self, cluster: ClusterView) -> bool:
+        """Any pod, while a placed pod has required anti-affinity (it may match the pod)."""
+        return any(True for _ in cluster.pods_with_required_anti_affinity())
+
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Skip | Proceed:
         affinity = pod.derived(required_affinity_terms)
         anti = pod.derived(required_anti_affinity_terms)

@@ -42,6 +42,10 @@ class NodeAffinity:
 
     name: Final = "NodeAffinity"
 
+    def relevant_for_pod(self, pod: PodFacts) -> bool:
+        """A pod with a node selector or required node affinity (PreFilter skips the rest)."""
+        return not pod.derived(required_node_affinity).empty
+
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Skip | Reject | Proceed:
         affinity = pod.derived(required_node_affinity)
         if affinity.empty:

@@ -22,6 +22,10 @@ class NodeName:
 
     name: Final = "NodeName"
 
+    def relevant_for_pod(self, pod: PodFacts) -> bool:
+        """Only a pod that names its node is refused anywhere."""
+        return bool(pod.spec.get("nodeName"))
+
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Skip | Proceed:
         wanted = pod.spec.get("nodeName")
         return Proceed(wanted) if wanted else SKIP

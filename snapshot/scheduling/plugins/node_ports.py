@@ -62,6 +62,10 @@ class NodePorts:
 
     name: Final = "NodePorts"
 
+    def relevant_for_pod(self, pod: PodFacts) -> bool:
+        """A pod asking for host ports (PreFilter skips the rest)."""
+        return bool(pod.derived(host_ports))
+
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Skip | Proceed:
         wanted = pod.derived(host_ports)
         return Proceed(wanted) if wanted else SKIP

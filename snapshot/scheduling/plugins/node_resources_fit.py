@@ -1,10 +1,11 @@
 """NodeResourcesFit: the pod's requests must fit what the node's pods leave of its allocatable.
 
-``pkg/scheduler/framework/plugins/noderesources/fit.go`` (``fitsRequest``): the pod count
-first (``Too many pods``), then cpu, memory and ephemeral storage when the pod asks for them
-(``Insufficient cpu`` ...), then each scalar resource it asks for (``Insufficient
-example.com/gpu``); every shortage is a reason. Upstream walks the scalar resources in Go's
-random map order; here they are sorted by name so that runs repeat.
+``pkg/scheduler/framework/plugins/noderesources/fit.go`` (``fitsRequest``, here
+`Requests.fits_on` and `Requests.shortfalls`): the pod count first (``Too many pods``), then
+cpu, memory and ephemeral storage when the pod asks for them (``Insufficient cpu`` ...), then
+each scalar resource it asks for (``Insufficient example.com/gpu``); every shortage is a
+reason. Upstream walks the scalar resources in Go's random map order; here they are sorted by
+name so that runs repeat.
 
 DRA-backed extended resources (DRAExtendedResource, beta and on in 1.36): a resource that the
 node does not advertise (allocatable absent or zero) but that a DeviceClass provides
@@ -23,7 +24,13 @@ from typing import Any, Final
 
 from drasnap.snapshot.k8s.objects import raw_name
 from drasnap.snapshot.scheduling.framework import Proceed
-from drasnap.snapshot.scheduling.resources import Requests
+from drasnap.snapshot.scheduling.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    Requests,
+)
 from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts
 
 __all__ = [
@@ -44,11 +51,12 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-_CPU, _MEMORY, _STORAGE = (
-    insufficient("cpu"),
-    insufficient("memory"),
-    insufficient("ephemeral-storage"),
-)
+_REASONS: Final = {
+    PODS: ERR_REASON_TOO_MANY_PODS,
+    CPU: insufficient(CPU),
+    MEMORY: insufficient(MEMORY),
+    EPHEMERAL_STORAGE: insufficient(EPHEMERAL_STORAGE),
+}
 
 
 def dra_extended_resource_classes(classes: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -76,11 +84,10 @@ class Fit:
 
     requests: Requests
     dra_backed: frozenset[str]
-    only_cpu_memory: bool  # the fast path: nothing but cpu, memory and the pod slot asked
 
 
 def _plain_fit(pod: PodFacts) -> Fit:
-    return Fit(pod.requests, frozenset(), pod.requests.only_cpu_memory)
+    return Fit(pod.requests, frozenset())
 
 
 def _plain_proceed(pod: PodFacts) -> Proceed:
@@ -96,6 +103,11 @@ class NodeResourcesFit:
 
     name: Final = "NodeResourcesFit"
 
+    def relevant_for_pod(self, pod: PodFacts) -> bool:
+        """For a pod asking only cpu, memory and a pod slot, Filter is `Requests.fits_on` of
+        its requests: having room is all it checks. Any other resource may be DRA's."""
+        return not pod.requests.only_cpu_memory
+
     def __init__(self, dra_resource_names: Callable[[], AbstractSet[str]] = frozenset) -> None:
         self._dra_resource_names = dra_resource_names
 
@@ -106,7 +118,7 @@ class NodeResourcesFit:
             return pod.derived(_plain_fit)  # nothing DRA could provide: the same every time
         names = self._dra_resource_names()
         dra = frozenset(n for n, amount in requests.scalars.items() if amount and n in names)
-        return Fit(requests, dra, requests.only_cpu_memory)
+        return Fit(requests, dra)
 
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
         fit = self.fit_for(pod)
@@ -117,33 +129,11 @@ class NodeResourcesFit:
     def filter(
         self, state: Fit, pod: PodFacts, node: NodeFacts, cluster: ClusterView
     ) -> tuple[str, ...] | None:
-        want = state.requests
-        have = node.allocatable
+        want, have = state.requests, node.allocatable
         used = cluster.requested(node.name)
-        if state.only_cpu_memory and (
-            used.pods + 1 <= have.pods
-            and want.cpu + used.cpu <= have.cpu
-            and want.memory + used.memory <= have.memory
-        ):
+        if want.fits_on(have, used, state.dra_backed):
             return None  # the common case, decided without building a list
-        reasons: list[str] = []
-        if used.pods + 1 > have.pods:
-            reasons.append(ERR_REASON_TOO_MANY_PODS)
-        if want.cpu > 0 and want.cpu > have.cpu - used.cpu:
-            reasons.append(_CPU)
-        if want.memory > 0 and want.memory > have.memory - used.memory:
-            reasons.append(_MEMORY)
-        if (
-            want.ephemeral_storage > 0
-            and want.ephemeral_storage > have.ephemeral_storage - used.ephemeral_storage
-        ):
-            reasons.append(_STORAGE)
-        for name in sorted(want.scalars) if want.scalars else ():
-            amount = want.scalars[name]
-            if amount == 0:
-                continue
-            if name in state.dra_backed and have.scalar(name) <= 0:
-                continue  # left to DynamicResources
-            if amount > have.scalar(name) - used.scalar(name):
-                reasons.append(insufficient(name))
-        return tuple(reasons) if reasons else None
+        return tuple(
+            _REASONS.get(name) or insufficient(name)
+            for name in want.shortfalls(have, used, state.dra_backed)
+        )

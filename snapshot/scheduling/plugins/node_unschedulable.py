@@ -31,6 +31,10 @@ class NodeUnschedulable:
 
     name: Final = "NodeUnschedulable"
 
+    def relevant_for_node(self, node: NodeFacts) -> bool:
+        """Only a cordoned node refuses anyone (`scheduling.relevance`)."""
+        return node.unschedulable
+
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
         return _TOLERATED if pod.derived(_tolerates_unschedulable) else _NOT_TOLERATED
 

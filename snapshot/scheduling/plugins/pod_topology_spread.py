@@ -126,6 +126,10 @@ class PodTopologySpread:
 
     name: Final = "PodTopologySpread"
 
+    def relevant_for_pod(self, pod: PodFacts) -> bool:
+        """A pod with a DoNotSchedule constraint (PreFilter skips the rest)."""
+        return bool(pod.derived(spread_constraints))
+
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Skip | Proceed:
         constraints = pod.derived(spread_constraints)
         if not constraints:

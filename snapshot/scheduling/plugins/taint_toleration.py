@@ -33,6 +33,10 @@ class TaintToleration:
 
     name: Final = "TaintToleration"
 
+    def relevant_for_node(self, node: NodeFacts) -> bool:
+        """Only a node with a NoSchedule/NoExecute taint refuses anyone."""
+        return bool(node.taints)
+
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Proceed:
         return pod.derived(_proceed)
 

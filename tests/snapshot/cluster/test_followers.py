@@ -125,10 +125,11 @@ def assert_follows(cs: ClusterSnapshot) -> None:
     assert pods.node_of == fresh_pods.node_of
     assert nonempty(pods.requested) == nonempty(fresh_pods.requested)
     assert pods.anti_affinity == fresh_pods.anti_affinity
-    fresh_nodes = NodeIndex()
+    fresh_nodes = NodeIndex(cs._nodes.restricts)
     fresh_nodes.rebuild(store.items(NODE_KIND), store.items(SLICE_KIND))
     assert cs._nodes.allocatable == fresh_nodes.allocatable
     assert cs._nodes.slices == fresh_nodes.slices
+    assert cs._nodes.restricted == fresh_nodes.restricted
 
 
 class FollowerMachine(RuleBasedStateMachine):
