@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 from drasnap.tools.options import database, json_option, name_option, store_to_read
-from drasnap.tools.output import echo_json
+from drasnap.tools.output import command_line, echo_json
 from drasnap.tools.output_paths import check_output, writing
 from drasnap.tools.progress import milestone
 
@@ -41,6 +41,7 @@ def report_json(report: ReplayReport) -> dict[str, object]:
             "candidates": [{"kind": k, "key": y} for k, y in d.candidates],
             "journal_from": d.journal_from,
         },
+        "stored_differs": [{"kind": k, "key": y} for k, y in report.stored_differs],
     }
 
 
@@ -74,7 +75,9 @@ def replay_cmd(
     Replayed to the end, the state digest must equal the one the store recorded; with
     --verify it is compared at every checkpoint, and the first divergence is reported (seq,
     kind, key), as is the first checkpoint whose journal chain shows that a row before it was
-    changed (a write of a reverted layer included). Exits 1 when either differs.
+    changed (a write of a reverted layer included); replayed to the end, the state the store
+    holds is compared with the replayed one too, naming each kind and key that differs. Exits 1
+    when any of them differs.
 
     Example:
 
@@ -105,12 +108,21 @@ def replay_cmd(
         )
         click.echo(f"state digest {report.state_digest}, {report.depth} open layer(s)")
         if report.recorded_digest is not None:
-            same = "identical" if report.matches else "DIFFERENT"
-            click.echo(f"recorded digest {report.recorded_digest}: {same}")
+            same = report.divergence is None and report.recorded_digest == report.state_digest
+            click.echo(
+                f"recorded digest {report.recorded_digest}: {'identical' if same else 'DIFFERENT'}"
+            )
         if verify:
             click.echo(f"checkpoints verified: {report.checkpoints_verified}")
+            if report.divergence is None and to is None:
+                n = len(report.stored_differs)
+                stored = f"DIFFERENT in {n} entr{'y' if n == 1 else 'ies'}" if n else "identical"
+                click.echo(f"stored state: {stored}")
     if report.divergence is not None:
         click.echo(f"Error: {report.divergence.describe()}", err=True)
+        ctx.exit(1)
+    if report.stored_differs:
+        click.echo(f"Error: {_stored_differs(report, db)}", err=True)
         ctx.exit(1)
     if report.matches is False:
         click.echo(
@@ -119,3 +131,17 @@ def replay_cmd(
             err=True,
         )
         ctx.exit(1)
+
+
+def _stored_differs(report: ReplayReport, db: str) -> str:
+    """The stored state that its journal's replay does not give: which entries, and the repair
+    (the journal verified whole, a replay into a new database rebuilds the state)."""
+    differs = report.stored_differs
+    shown = ", ".join(f"{kind} {key}" for kind, key in differs[:5])
+    more = f" and {len(differs) - 5} more" if len(differs) > 5 else ""
+    repair = command_line("replay", db, "--name", report.store, "--into", "NEW.db")
+    return (
+        f"the stored state of store {report.store!r} differs from its journal's replay in "
+        f"{len(differs)} entr{'y' if len(differs) == 1 else 'ies'}: {shown}{more}; the journal "
+        f"verified whole, so a replay into a new database rebuilds the state: {repair}"
+    )

@@ -27,6 +27,7 @@ from drasnap.snapshot import (
     FeatureGateError,
     RunInterrupted,
     ScenarioError,
+    SnapshotError,
     parse_feature_gates,
     resolve_feature_gates,
 )
@@ -39,6 +40,7 @@ from drasnap.snapshot.simulation import (
     Settings,
     refused_settings,
 )
+from drasnap.store import DatabaseError, StoreError
 from drasnap.tools.errors import CommandError
 from drasnap.tools.options import (
     DEFAULT_DB,
@@ -410,6 +412,7 @@ def simulate_cmd(
     def resume_command() -> str:
         return _resume_command(settings, db, session.name, checkpoint_every)
 
+    failed: DatabaseError | None = None
     with session:
         progress = Progress(session.name)
         try:
@@ -431,14 +434,40 @@ def simulate_cmd(
                 err=True,
             )
             ctx.exit(128 + abort.signal_number)
+        except DatabaseError as exc:
+            # The store stopped at once (a disk fault, a lost writer process) and closes
+            # without a checkpoint: the database keeps the last one, which --resume continues.
+            failed = exc
         finally:
             progress.close()
+    if failed is not None:  # said once the store is closed: its last checkpoint is read back
+        raise CommandError(
+            f"{failed}{_kept_step(db, session.name)}; once that is repaired, continue from the "
+            f"last checkpoint with: {resume_command()}"
+        ) from failed
     data = outcome.as_json()
     data["name"] = session.name
     if not as_json and scenario == "autoscale":
         _autoscale_summary(data)
     _report(data, as_json)
     _hints(db, session.name)
+
+
+def _kept_step(db: str, name: str) -> str:
+    """The step the run's last checkpoint holds, for the line of a run its store stopped ("" when
+    the database cannot say: the failing disk may refuse the read too)."""
+    from drasnap.snapshot.simulation import RunStatus, find_run
+
+    try:
+        run = find_run(db, name)
+    except (StoreError, SnapshotError, OSError):
+        return ""
+    if run is None or run.status == RunStatus.OTHER:
+        return ""
+    if run.status == RunStatus.EMPTY:
+        return "; the run had no checkpoint yet: it starts again"
+    of = f" of {run.steps}" if run.steps else ""
+    return f"; the run's last checkpoint holds step {run.step}{of}"
 
 
 def _refuse_what_the_scenario_does_not_take(

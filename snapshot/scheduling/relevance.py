@@ -97,8 +97,8 @@ class Relevance:
 
     def cluster_is_quiet(self, cluster: ClusterView) -> bool:
         """Whether nothing placed in ``cluster`` makes a plugin matter for every pod."""
-        # Loops, not any() over a generator: asked for every pod placed.
-        for check in self._cluster_checks:
+        # Loops, not any() or all() over a generator: asked for every pod placed.
+        for check in self._cluster_checks:  # noqa: SIM110
             if check(cluster):
                 return False
         return True
@@ -109,7 +109,7 @@ class Relevance:
     def _quiet(self, pod: PodFacts) -> bool:
         if self._always:
             return False
-        for check in self._pod_checks:
+        for check in self._pod_checks:  # noqa: SIM110 (as above)
             if check(pod):
                 return False
         return True

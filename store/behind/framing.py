@@ -3,8 +3,8 @@
 The store (:mod:`store.behind.writer`) asks with :class:`Rows`, :class:`WriteCheckpoint`,
 :class:`TellDigest` and :class:`Close`; the process (:mod:`store.behind.writer_process`) answers
 a checkpoint with :class:`store.rows.Flushed` (what a flush on the store's own connection
-answers too), :class:`CheckpointFailed` or :class:`DiskFull` (also sent unasked, when a batch of
-rows finds the disk full), a digest with :class:`StateDigest`, the close with :class:`Closed`,
+answers too), :class:`CheckpointFailed` or :class:`DiskFault` (also sent unasked, when a batch
+of rows meets a disk fault), a digest with :class:`StateDigest`, the close with :class:`Closed`,
 and anything it cannot go on from with :class:`Fatal`.
 
 Each message is framed: an 8-byte length, then a pickle (the store and its write-behind process
@@ -26,7 +26,7 @@ __all__ = [
     "CheckpointFailed",
     "Close",
     "Closed",
-    "DiskFull",
+    "DiskFault",
     "Fatal",
     "Flushed",
     "Request",
@@ -66,7 +66,7 @@ class Close(NamedTuple):
 
 Request = Rows | WriteCheckpoint | TellDigest | Close
 
-# -- the process answers (a checkpoint: Flushed, CheckpointFailed or DiskFull) -----------------
+# -- the process answers (a checkpoint: Flushed, CheckpointFailed or DiskFault) ---------------
 
 
 class CheckpointFailed(NamedTuple):
@@ -75,9 +75,10 @@ class CheckpointFailed(NamedTuple):
     reason: str
 
 
-class DiskFull(NamedTuple):
-    """The disk is full: where, the free space and the bytes owed (the store stops at once).
-    ``answers_checkpoint``: False when a batch of rows, not a checkpoint, found it full."""
+class DiskFault(NamedTuple):
+    """The disk is full, read-only or failing (``store.sql.disk_faults``): where, why, what the
+    database keeps, and for a full disk the free space and the bytes owed (the store stops at
+    once). ``answers_checkpoint``: False when a batch of rows, not a checkpoint, met it."""
 
     message: str
     answers_checkpoint: bool
@@ -97,7 +98,7 @@ class Fatal(NamedTuple):
     reason: str
 
 
-Answer = Flushed | CheckpointFailed | DiskFull | StateDigest | Closed | Fatal
+Answer = Flushed | CheckpointFailed | DiskFault | StateDigest | Closed | Fatal
 
 # -- framing -----------------------------------------------------------------------------------
 

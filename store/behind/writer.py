@@ -17,9 +17,11 @@ What stays true: the database only ever moves from one whole checkpoint to the n
 commits only at a checkpoint whose rows have all arrived); ``checkpoint()`` returns once its
 state is durable; a crash leaves the database at a checkpoint (the writer process dies with the
 store's, or sees its input end, and rolls back; it holds the store's lock file too, so nobody
-else writes until it is gone); a failed write is never lost: the writer keeps everything since
+else writes until it is gone); a failed write is kept: the writer keeps everything since
 its last commit and the next checkpoint writes it all again, and ``checkpoint()`` (or
-``close()``) raises if the last checkpoint it waits for failed. A writer process that dies is a
+``close()``) raises if the last checkpoint it waits for failed; a disk fault (full, read-only,
+I/O: ``store.sql.disk_faults``) is raised at the store's next call into the writer, since no
+retry can succeed. A writer process that dies is a
 ``DatabaseError`` at the next checkpoint, every time: the store must then be closed
 (``checkpoint=False``) and opened again.
 
@@ -55,7 +57,7 @@ from drasnap.store.behind.framing import (
     CheckpointFailed,
     Close,
     Closed,
-    DiskFull,
+    DiskFault,
     Fatal,
     Request,
     Rows,
@@ -215,9 +217,10 @@ class Writer:
             case CheckpointFailed(reason):
                 self._outstanding -= 1
                 self._failure = reason
-            case DiskFull(message, answers_checkpoint):
-                # No later checkpoint can do better until someone frees space: stop now, not at
-                # the next wait (a run would go on computing what it cannot write).
+            case DiskFault(message, answers_checkpoint):
+                # A full, read-only or failing disk (store.sql.disk_faults): no later checkpoint
+                # can do better until someone repairs it: stop now, not at the next wait (a run
+                # would go on computing what it cannot write).
                 if answers_checkpoint:
                     self._outstanding -= 1
                 self._failure = None
@@ -232,8 +235,9 @@ class Writer:
         failure, self._failure = self._failure, None
         if failure is not None:
             raise DatabaseError(
-                f"writing a checkpoint of store {self._name!r} failed: {failure} (nothing is "
-                "lost: the next checkpoint writes it again)"
+                f"writing a checkpoint of store {self._name!r} failed: {failure} (the store "
+                "still holds what it did not write: a later checkpoint writes it again; until "
+                "then the database keeps its last checkpoint)"
             )
 
     def poll(self) -> None:

@@ -26,10 +26,11 @@ What it does:
   store's own code), hashes the journal chain over the rows of the transaction
   (:class:`store.chain.ChainHasher`), writes them (:func:`store.sql.persist.write`) and commits;
   answers :class:`store.rows.Flushed` (as a flush on the store's connection does),
-  :class:`CheckpointFailed`, or on a full disk :class:`DiskFull`
-  (:func:`store.sql.disk.full_message`: the path, the free space, the bytes it has to write), on
-  which the store stops at once; the same message, unasked, when a batch of rows finds the disk
-  full. (The messages are those of :mod:`store.behind.framing`.)
+  :class:`CheckpointFailed`, or on a disk fault (full, read-only, I/O) :class:`DiskFault`
+  (:func:`store.sql.disk_faults.describe`: the path, the cause, what the database keeps; for a
+  full disk the free space and the bytes it has to write), on which the store stops at once;
+  the same message, unasked, when a batch of rows meets a disk fault. (The messages are those
+  of :mod:`store.behind.framing`.)
 - :class:`TellDigest`: the state digest now (:class:`StateDigest`); :class:`Close`: commit
   nothing more (an open transaction is rolled back), answer :class:`Closed` and exit.
 
@@ -41,7 +42,9 @@ lock is held until both have ended. On Linux this process asks to be killed with
 
 Failures: a failed write rolls back and is answered :class:`CheckpointFailed`; the mirror keeps
 everything since the last commit (its rows and its unflushed layers), so the next checkpoint writes
-it all again: nothing is lost, and the database still only holds whole checkpoints.
+it all again, and the database still only holds whole checkpoints. A disk fault is not retried:
+no later write can succeed on a full or read-only file system, and a run that went on would
+compute what it cannot keep; the store stops, and the database keeps its last checkpoint.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ import ctypes
 import os
 import select
 import signal
+import sqlite3
 import sys
 from typing import Any
 
@@ -59,7 +63,7 @@ from drasnap.store.behind.framing import (
     CheckpointFailed,
     Close,
     Closed,
-    DiskFull,
+    DiskFault,
     Fatal,
     Rows,
     StateDigest,
@@ -82,10 +86,12 @@ from drasnap.store.rows import (
     journal_row,
     with_chain,
 )
-from drasnap.store.sql import disk, engines, persist
+from drasnap.store.sql import disk_faults, engines, persist
 from sqlalchemy import Connection, RootTransaction
 
 _PR_SET_PDEATHSIG = 1
+# A fault plan (tests only): (event, nth) -> the driver's message, or "" for a transient failure.
+Faults = dict[tuple[str, int], str]
 TIDY_WAL_BYTES = 64 << 20
 
 
@@ -110,7 +116,7 @@ class Mirror:
         conn: Connection,
         name: str,
         target: engines.Target,
-        faults: frozenset[tuple[str, int]] = frozenset(),
+        faults: Faults | None = None,
     ) -> None:
         assert target.path is not None
         self.conn = conn
@@ -132,14 +138,20 @@ class Mirror:
         self.ahead: list[tuple[list[EntryRow], list[EntryRow]]] = []
         self.trans: RootTransaction | None = None
         self.replay = False  # the open transaction lost its rows: write them all again
-        self.faults = faults  # tests only: failures to inject (parse_faults)
-        self.alarm: DiskFull | None = None  # to tell the store at once
+        self.faults = faults or {}  # tests only: failures to inject (parse_faults)
+        self.alarm: DiskFault | None = None  # to tell the store at once
+        # The first disk fault's message: nothing more is written after it (a retry that
+        # happened to succeed would leave the database ahead of what the store was told).
+        self.disk_fault: str | None = None
         self.counts = {"rows": 0, "checkpoint": 0}
 
     def _fault(self, event: str) -> None:
         self.counts[event] += 1
-        if (event, self.counts[event]) in self.faults:
-            raise InjectedFault(f"injected {event} failure (disk I/O error)")
+        text = self.faults.get((event, self.counts[event]))
+        if text:  # a disk fault, worded as SQLite words it
+            raise sqlite3.OperationalError(text)
+        if text is not None:
+            raise InjectedFault(f"injected {event} failure")
 
     def apply_rows(self, entries: list[EntryTuple]) -> None:
         """Apply a batch of the store's journal buffer to the mirror and insert its rows."""
@@ -155,7 +167,7 @@ class Mirror:
             # checkpoint (a revert of an open layer would need what was touched before it).
             self.digest = self._digest_now()
             cache.touched.clear()
-        if self.replay:
+        if self.replay or self.disk_fault is not None:
             return  # written again, with everything since the last commit, at the checkpoint
         try:
             self._begin()
@@ -166,10 +178,11 @@ class Mirror:
                 persist.write_entries(self.conn, *ahead)
         except Exception as exc:
             self._abandon()
-            if disk.is_full(_reason(exc)):
+            reason = _reason(exc)
+            if disk_faults.is_disk_fault(reason):
                 needed = len(orjson.dumps([self.uncommitted, self.ahead]))
-                message = disk.full_message(self.display, self.path, needed)
-                self.alarm = DiskFull(message, answers_checkpoint=False)
+                self.disk_fault = disk_faults.describe(self.display, self.path, reason, needed)
+                self.alarm = DiskFault(self.disk_fault, answers_checkpoint=False)
 
     def _base_rows(self) -> tuple[list[EntryRow], list[EntryRow]] | None:
         """The base rows changed since the last call, taken from what the next flush owes: a
@@ -209,7 +222,9 @@ class Mirror:
     def current_digest(self) -> str:
         return format_digest(self._digest_now())
 
-    def checkpoint(self, ts: float, next_layer: int) -> Flushed | CheckpointFailed | DiskFull:
+    def checkpoint(self, ts: float, next_layer: int) -> Flushed | CheckpointFailed | DiskFault:
+        if self.disk_fault is not None:
+            return DiskFault(self.disk_fault, answers_checkpoint=True)
         # The journal rows are in the transaction already: the plan adds the checkpoint row.
         pending = plan(
             self.cache,
@@ -238,10 +253,10 @@ class Mirror:
         except Exception as exc:
             self._abandon()
             reason = _reason(exc)
-            if disk.is_full(reason):  # the store stops at once: say where and how much
+            if disk_faults.is_disk_fault(reason):  # the store stops at once: say where and why
                 needed = pending.encoded_size() + len(orjson.dumps([self.uncommitted, self.ahead]))
-                message = disk.full_message(self.display, self.path, needed)
-                return DiskFull(message, answers_checkpoint=True)
+                self.disk_fault = disk_faults.describe(self.display, self.path, reason, needed)
+                return DiskFault(self.disk_fault, answers_checkpoint=True)
             return CheckpointFailed(reason)
         flushed = Flushed(
             next_seq=pending.next_seq,
@@ -300,14 +315,16 @@ def _reason(exc: BaseException) -> str:
     return text[:2000]
 
 
-def parse_faults(spec: str) -> frozenset[tuple[str, int]]:
+def parse_faults(spec: str) -> Faults:
     """A fault plan, for tests only: ``"checkpoint:N"`` makes the Nth checkpoint this process
-    writes fail, ``"rows:N"`` the Nth batch of rows (as a disk error would); comma-separated."""
-    out = set()
+    writes fail (a transient failure, written again at the next checkpoint), ``"rows:N"`` the
+    Nth batch of rows; ``"checkpoint:N:MESSAGE"`` fails it with SQLite's ``MESSAGE`` (``disk
+    I/O error``, ``database or disk is full``: a disk fault); comma-separated."""
+    out: Faults = {}
     for part in filter(None, spec.split(",")):
-        event, _, n = part.partition(":")
-        out.add((event, int(n)))
-    return frozenset(out)
+        event, n, text = [*part.split(":", 2), ""][:3]
+        out[(event, int(n))] = text
+    return out
 
 
 def _die_with(parent: int) -> None:
@@ -325,7 +342,7 @@ def serve(
     url: str,
     name: str,
     sync: str,
-    faults: frozenset[tuple[str, int]] = frozenset(),
+    faults: Faults | None = None,
 ) -> int:
     """The process's work, from its input ``inp`` to its output ``out``; its exit code.
     ``faults``: tests only (:func:`parse_faults`)."""
@@ -375,7 +392,7 @@ def serve(
 
 def main() -> int:
     parent, url, name, sync = sys.argv[1:5]
-    faults = parse_faults(sys.argv[5]) if len(sys.argv) > 5 else frozenset()
+    faults = parse_faults(sys.argv[5]) if len(sys.argv) > 5 else {}
     return serve(
         sys.stdin.buffer.fileno(), sys.stdout.buffer.fileno(), int(parent), url, name, sync, faults
     )

@@ -33,6 +33,7 @@ from drasnap.store.interface import VersionedStore
 from drasnap.store.journal.reader import Journal, JournalRecord
 from drasnap.store.journal.replayer import NOTHING, Replayer
 from drasnap.store.journal.states import ObjectChange, State, StateDiff, diff, open_state
+from drasnap.store.journal.stored_state import stored_differences
 from drasnap.store.memory import MemoryStore
 
 __all__ = [
@@ -105,11 +106,15 @@ class ReplayReport:
     recorded_digest: str | None  # what the run recorded for that point, when it is known
     checkpoints_verified: int
     divergence: Divergence | None
+    # verify, replayed to the end: each (kind, key) whose stored value differs from the
+    # replay's (store.journal.stored_state), the damage the journal's digests cannot see
+    stored_differs: tuple[Key, ...] = ()
 
     @property
     def matches(self) -> bool | None:
-        """Whether the replayed digest equals the recorded one (None: nothing recorded here)."""
-        if self.divergence is not None:
+        """Whether the replayed digest equals the recorded one (None: nothing recorded here)
+        and, verified to the end, the stored state equals the replayed one."""
+        if self.divergence is not None or self.stored_differs:
             return False
         if self.recorded_digest is None:
             return None
@@ -172,7 +177,9 @@ def replay(
     ``verify``, the state digest is compared at every recorded checkpoint, then the journal
     chain (``store.chain``: a digest of the rows since the previous checkpoint, so an edit of
     any row, one of a reverted layer included, shows), and the replay stops at the first that
-    differs (:attr:`ReplayReport.divergence`). Replayed to the end, the digest is
+    differs (:attr:`ReplayReport.divergence`); replayed to the end without one, the state the
+    store holds is compared with the replayed one, entry by entry
+    (:attr:`ReplayReport.stored_differs`). Replayed to the end, the digest is
     compared with the one the store recorded at its last checkpoint either way.
     ``progress`` is called with the number of records applied every 100,000 records.
 
@@ -193,6 +200,7 @@ def replay(
             _require_new_store(into, name)
             target = Store.open(into, name=name, auto_checkpoint=False)
         divergence: Divergence | None = None
+        stored_differs: tuple[Key, ...] = ()
         verified = 0
         rp = Replayer(target, store=name, track=verify)
         rp.keep_written = verify
@@ -236,6 +244,8 @@ def replay(
                 final = digest  # the state matched there; the journal's rows did not
             else:
                 final = rp.mark() if verify else target.state_digest()
+            if verify and divergence is None and stop == info.last_seq:
+                stored_differs = stored_differences(source, name, target)
         finally:
             records.close()
             target.close()
@@ -250,6 +260,7 @@ def replay(
         recorded_digest=recorded,
         checkpoints_verified=verified,
         divergence=divergence,
+        stored_differs=stored_differs,
     )
 
 

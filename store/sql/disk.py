@@ -4,8 +4,8 @@ may not write (``unable to open database file``, ``attempt to write a readonly d
 
 :func:`full_message` names the database's path, its file system's free space and what the next
 checkpoint writes; :func:`unwritable_message` the file or folder this user may not write, and why.
-``store.sql.engines.translate`` uses both; the write-behind process uses the first, with what it
-holds unwritten.
+``store.sql.engines.translate`` uses both, the first through ``store.sql.disk_faults`` (which
+tells a full disk from a read-only or failing one), as the write-behind process does.
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["full_message", "is_full", "is_unwritable", "size_text", "unwritable_message"]
+__all__ = ["KEPT", "full_message", "is_full", "is_unwritable", "size_text", "unwritable_message"]
 
 _FULL = "database or disk is full"
+#: What a store that meets a disk fault keeps, said in every such message: nothing is committed
+#: but at a checkpoint, so what was done since the last one is not in the database.
+KEPT = "the database keeps the store as of its last checkpoint; what was done since is lost"
 _UNWRITABLE = ("unable to open database file", "attempt to write a readonly database")
 
 
@@ -62,8 +65,7 @@ def full_message(display: str, path: Path | None, needed: int | None) -> str:
         )
     return (
         f"the file system of {path} is full ({_free(folder)} in {folder}){need}: free some "
-        "space there, or give DB a path on another file system (the database holds what was "
-        "written up to its last checkpoint)"
+        f"space there, or give DB a path on another file system; {KEPT}"
     )
 
 

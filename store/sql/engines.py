@@ -50,7 +50,7 @@ from drasnap.store.errors import (
     StoreError,
     one_line,
 )
-from drasnap.store.sql import disk
+from drasnap.store.sql import disk, disk_faults
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 #: The newest revision of ``migrations/`` (tests/migrations checks it against Alembic's head):
@@ -339,8 +339,9 @@ def translate(
 ) -> Iterator[None]:
     """Translate database exceptions raised in the block into ``StoreError`` subclasses.
 
-    A full disk or a database this user may not write is said in the file system's words
-    (``store.sql.disk``); ``needed``: the bytes the block was writing, for the first.
+    A disk fault (full, read-only, I/O: ``store.sql.disk_faults``) or a database this user may
+    not write (``store.sql.disk``) is said in the file system's words; ``needed``: the bytes the
+    block was writing, said for a full disk.
     """
     try:
         yield
@@ -350,9 +351,9 @@ def translate(
         message = str(getattr(exc, "orig", exc))
         if "file is not a database" in message or "not a database" in message:
             raise NotADatabaseError(f"{target.display} is not a drasnap database") from exc
-        if disk.is_full(message):
-            full = disk.full_message(target.display, target.path, needed and needed())
-            raise DatabaseError(f"{full} (while {doing})") from exc
+        if disk_faults.is_disk_fault(message):  # full, read-only or I/O: the run stops here
+            said = disk_faults.describe(target.display, target.path, message, needed and needed())
+            raise DatabaseError(f"{said} (while {doing})") from exc
         if disk.is_unwritable(message) and target.path is not None:
             why = disk.unwritable_message(target.display, target.path, message)
             raise DatabaseError(why) from exc

@@ -21,7 +21,7 @@ from pathlib import Path
 from drasnap.store.errors import NotADatabaseError, StoreNotFoundError
 from drasnap.store.options import StoreOptions
 from drasnap.store.rows import Loaded
-from drasnap.store.sql import engines, persist, views
+from drasnap.store.sql import disk_faults, engines, persist, views
 from drasnap.store.sql.lock import (
     STALE_LOCK_WAIT,
     TRANSITION_WAIT,
@@ -65,6 +65,8 @@ def connect(
     where = engines.parse_target(target)
     if readonly and where.path is not None and not where.path.exists():
         raise NotADatabaseError(f"{where.display} does not exist")
+    if not readonly and where.path is not None:
+        disk_faults.check_room(where.path)  # a still-full disk fails here, not after a run
     engine = engines.create(where, sync=options.sync, readonly=readonly)
     opened = Connected(where, engine, readonly=readonly)
     try:

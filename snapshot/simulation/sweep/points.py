@@ -8,6 +8,7 @@ A finished point keeps a summary, ``SweepPoint/summary`` (:func:`point_summary`)
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from drasnap.snapshot.simulation.runner import prepare
 from drasnap.snapshot.simulation.runs import RunStatus, find_run, list_runs
 from drasnap.snapshot.simulation.sweep.file import Point, Sweep, load_sweep
 from drasnap.snapshot.simulation.sweep.views import SUMMARY_KEY, SUMMARY_KIND
+from drasnap.snapshot.simulation.sweep.workers import die_with
 from drasnap.store import Store, StoreLockedError, list_stores
 
 __all__ = [
@@ -232,7 +234,13 @@ def run_sweep(
             count += 1
             report(result, count, total)
         return sorted(results, key=lambda r: r.index)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(_START_METHOD)) as pool:
+    # Each worker ends with this process, however it ends, and leaves its stdout (.workers).
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=get_context(_START_METHOD),
+        initializer=die_with,
+        initargs=(os.getpid(),),
+    ) as pool:
         pending: dict[Future[PointResult], int] = {}
         queue = list(todo)
         try:
