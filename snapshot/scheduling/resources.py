@@ -16,7 +16,7 @@ here too (``unsupported.pod_warnings`` names it).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -142,9 +142,7 @@ class Requests:
         >>> Requests().fits_on(have, Requests(pods=2))
         False
         """
-        for _ in self._shortfalls(have, used, left_to_dra):
-            return False
-        return True
+        return not self._shortfalls(have, used, left_to_dra)
 
     def shortfalls(
         self, have: Requests, used: Requests, left_to_dra: AbstractSet[str] = frozenset()
@@ -156,23 +154,27 @@ class Requests:
 
     def _shortfalls(
         self, have: Requests, used: Requests, left_to_dra: AbstractSet[str]
-    ) -> Iterator[str]:
+    ) -> list[str]:
+        # A list, not a generator: `fits_on` asks this for every node a pod is tried on, and
+        # the list is empty then.
+        short = []
         if used.pods + 1 > have.pods:
-            yield PODS
+            short.append(PODS)
         if self.cpu > 0 and self.cpu > have.cpu - used.cpu:
-            yield CPU
+            short.append(CPU)
         if self.memory > 0 and self.memory > have.memory - used.memory:
-            yield MEMORY
+            short.append(MEMORY)
         storage = self.ephemeral_storage
         if storage > 0 and storage > have.ephemeral_storage - used.ephemeral_storage:
-            yield EPHEMERAL_STORAGE
+            short.append(EPHEMERAL_STORAGE)
         if self.scalars:
             for name in sorted(self.scalars):
                 amount = self.scalars[name]
                 if amount == 0 or (name in left_to_dra and have.scalar(name) <= 0):
                     continue
                 if amount > have.scalar(name) - used.scalar(name):
-                    yield name
+                    short.append(name)
+        return short
 
     def _combine(self, other: Requests, sign: int) -> Requests:
         scalars = self.scalars

@@ -143,7 +143,9 @@ class InterPodAffinity:
 
     def relevant_for_cluster(self, cluster: ClusterView) -> bool:
         """Any pod, while a placed pod has required anti-affinity (it may match the pod)."""
-        return any(True for _ in cluster.pods_with_required_anti_affinity())
+        for _ in cluster.pods_with_required_anti_affinity():
+            return True  # (a loop, no generator: asked for every pod placed)
+        return False
 
     def prefilter(self, pod: PodFacts, cluster: ClusterView) -> Skip | Proceed:
         affinity = pod.derived(required_affinity_terms)
