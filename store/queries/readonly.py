@@ -219,7 +219,26 @@ def check(sql: str, dialect: str) -> str:
     if refused is not None:
         name, why = refused
         raise ReadOnlyError(f"drasnap query is read-only: {name} is refused ({why})")
+    inner = _inner_write(tokens)
+    if inner is not None:
+        raise _refusal(inner, dialect)
     return kind
+
+
+def _inner_write(tokens: list[Token]) -> str | None:
+    """A write inside a read statement (PostgreSQL): a data-modifying ``WITH`` part, or a
+    ``SELECT ... FOR UPDATE/SHARE`` that locks rows. The read-only transaction refuses them
+    too, but with "cannot execute SELECT in a read-only transaction", which names the wrong
+    statement."""
+    words = [t.text if t.kind == "word" else "" for t in tokens]
+    for i, (a, b) in enumerate(itertools.pairwise(words)):
+        if (a, b) in (("delete", "from"), ("insert", "into"), ("merge", "into")):
+            return a.upper()
+        if a == "update" and "set" in words[i + 2 : i + 4]:
+            return "UPDATE"
+        if a == "for" and b in ("update", "share", "no", "key"):
+            return "SELECT ... FOR UPDATE/SHARE (row locks)"
+    return None
 
 
 def _copy_form(tokens: list[Token]) -> tuple[str, str]:

@@ -141,6 +141,35 @@ def test_copy_is_refused_naming_its_form(sql: str, form: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("sql", "what"),
+    [
+        ("WITH d AS (DELETE FROM stores RETURNING id) SELECT * FROM d", "DELETE statements"),
+        (
+            "WITH i AS (INSERT INTO stores (name) VALUES ('x') RETURNING id) SELECT 1",
+            "INSERT statements",
+        ),
+        ("WITH u AS (UPDATE stores SET name = 'x' RETURNING id) SELECT 1", "UPDATE statements"),
+        ("SELECT * FROM stores FOR UPDATE", r"SELECT \.\.\. FOR UPDATE/SHARE"),
+        ("SELECT * FROM stores FOR NO KEY UPDATE", r"SELECT \.\.\. FOR UPDATE/SHARE"),
+    ],
+    ids=["with-delete", "with-insert", "with-update", "for-update", "for-no-key-update"],
+)
+def test_a_write_inside_a_read_statement_is_refused_by_name(sql: str, what: str) -> None:
+    # (issue 39 item 8: the server's own refusal names SELECT, not the write)
+    pytest.importorskip("psycopg")
+    with pytest.raises(ReadOnlyError, match=f"read-only: {what}"):
+        query(CLOSED, sql)
+
+
+def test_words_that_only_look_like_writes_pass_the_check() -> None:
+    # A column or a string that says delete, insert or update is no write.
+    check(
+        "SELECT 'delete from x' AS note, kind AS \"update\" FROM journal WHERE op = 'delete'",
+        "postgresql",
+    )
+
+
+@pytest.mark.parametrize(
     ("sql", "message"),
     [
         ("SELECT 'x", "unterminated string literal"),

@@ -157,7 +157,8 @@ def test_query_json_output_is_valid_for_any_column_type(session: Session) -> Non
     ("sql", "kind"),
     [
         ("DELETE FROM journal", "DELETE statements are refused"),
-        ("WITH x AS (SELECT 1) DELETE FROM journal", "cannot execute DELETE in a read-only"),
+        # (refused before it is sent on PostgreSQL too: a write after WITH is still a write)
+        ("WITH x AS (SELECT 1) DELETE FROM journal", "DELETE statements are refused"),
         ("SET default_transaction_read_only = off", "SET statements are refused"),
     ],
     ids=["delete", "delete-in-with", "set"],
@@ -165,8 +166,6 @@ def test_query_json_output_is_valid_for_any_column_type(session: Session) -> Non
 def test_each_backend_refuses_writes(database: Database, sql: str, kind: str) -> None:
     record_session(database.target)
     before = query(database.target, "SELECT count(*) FROM journal").rows
-    if database.kind == "sqlite" and "read-only" in kind:
-        kind = "DELETE statements are refused"  # the authorizer says it first
     with pytest.raises(ReadOnlyError, match=kind):
         query(database.target, sql)
     assert query(database.target, "SELECT count(*) FROM journal").rows == before
