@@ -366,7 +366,9 @@ def test_another_session_is_not_signalled(pg: Database, function: str) -> None:
 
     other = psycopg.connect(pg.url.replace("postgresql+psycopg://", "postgresql://"))
     try:
-        (pid,) = other.execute("SELECT pg_backend_pid()").fetchone() or ()
+        row = other.execute("SELECT pg_backend_pid()").fetchone()
+        assert row is not None
+        (pid,) = row
         with pytest.raises(ReadOnlyError, match=r"must be a superuser to (terminate|cancel)"):
             run_read_only(engines.parse_target(pg.url), f"SELECT {function}({pid})")
         with pytest.raises(ReadOnlyError, match=f"{function} is refused"):
