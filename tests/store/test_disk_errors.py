@@ -16,27 +16,16 @@ from typing import Any
 import pytest
 from drasnap.store import DatabaseError, Store
 
+from tests.store.tmpfs import mounted_tmpfs
+
 _NOBODY = 65534
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 1 MB tmpfs (root only: skipped elsewhere)."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "small", "1m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.mark.parametrize("write_behind", [False, True], ids=["inline", "write-behind"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import sqlite3
 import subprocess
 import time
@@ -21,6 +20,8 @@ import pytest
 from drasnap.store import DatabaseError, Store
 from drasnap.store.sql import disk_faults
 from sqlalchemy import exc as sa_exc
+
+from tests.store.tmpfs import mounted_tmpfs
 
 KEPT = "the database keeps the store as of its last checkpoint; what was done since is lost"
 
@@ -147,21 +148,8 @@ def test_other_failures_of_the_test_write_are_left_to_sqlite(
 @pytest.fixture
 def tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 4 MB tmpfs (root only: skipped elsewhere)."""
-    mount = tmp_path / "fs"
-    mount.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "fs", "4m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _remount_read_only(mount: Path) -> None:
