@@ -37,6 +37,9 @@ from drasnap.snapshot.simulation import (
     EXPANDERS,
     LIMITS,
     NO_DRA_SIZES,
+    ON_GIVEN_CLUSTER,
+    SCORING,
+    TIMELINE_FLAGS,
     Settings,
     refused_settings,
 )
@@ -146,6 +149,21 @@ def _ca_flag_options(command: Callable[..., Any]) -> Callable[..., Any]:
             default=default,
             show_default=True,
             help=f"autoscale, the cluster-autoscaler's flag: {what}.",
+        )(command)
+    return command
+
+
+def _timeline_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """One option per timeline flag (TIMELINE_FLAGS: the cluster-autoscaler's names and
+    defaults, durations as Go writes them: 10s, 10m, 1h30m)."""
+    for name, (default, what) in reversed(TIMELINE_FLAGS.items()):
+        command = click.option(
+            f"--{name.replace('_', '-')}",
+            name,
+            default=default,
+            show_default=True,
+            metavar="DURATION",
+            help=f"timeline: {what}.",
         )(command)
     return command
 
@@ -279,6 +297,30 @@ def _ca_flag_options(command: Callable[..., Any]) -> Callable[..., Any]:
     callback=_checkpoint_every,
     help="Seconds of work between checkpoints (taken only between steps; 0: every step).",
 )
+@click.option(
+    "--trace",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='timeline: the workload, JSON Lines: {"t": seconds, "op": "create"|"delete", '
+    '"object": {...}, "runs": seconds} a line (docs/timelines.md).',
+)
+@click.option(
+    "--until",
+    metavar="DURATION",
+    help="timeline: the simulated time to run to [default: the trace's last event + 1h].",
+)
+@click.option(
+    "--scheduler-scoring",
+    type=click.Choice(SCORING),
+    default="LeastAllocated",
+    show_default=True,
+    help="timeline: kube-scheduler's NodeResourcesFit scoring (MostAllocated: bin-packing).",
+)
+@click.option(
+    "--no-skip",
+    is_flag=True,
+    help="timeline: run every loop, idle ones too (the same result, slower: a check).",
+)
+@_timeline_options
 @_ca_flag_options
 @json_option
 @click.pass_context
@@ -307,8 +349,12 @@ def simulate_cmd(
     strict: bool,
     resume: bool,
     checkpoint_every: float,
+    trace: Path | None,
+    until: str | None,
+    scheduler_scoring: str,
+    no_skip: bool,
     as_json: bool,
-    **ca_flags: Any,
+    **flags: Any,
 ) -> None:
     """Simulate SCENARIO (scale-up, scale-down or autoscale) into a database, journal on.
 
@@ -354,7 +400,8 @@ def simulate_cmd(
             raise click.UsageError("give --from or --from-db, not both")
         source = _recorded_state(from_db, from_name, from_at, db or DEFAULT_DB)
     extra: dict[str, Any] = {}
-    if scenario == "autoscale":
+    ca_flags = {name: flags[name] for name in CA_FLAGS}
+    if scenario in ON_GIVEN_CLUSTER:
         extra = {
             "expander": expander,
             "expander_priorities": str(expander_priorities.resolve())
@@ -363,6 +410,13 @@ def simulate_cmd(
             "node_groups_file": str(groups_file.resolve()) if groups_file else None,
             "scale_down_utilization_threshold": scale_down_utilization_threshold,
             **ca_flags,
+        }
+    if scenario == "timeline":
+        extra |= {
+            "trace": str(trace.resolve()) if trace else None,
+            "until": until,
+            "scheduler_scoring": scheduler_scoring,
+            **{name: flags[name] for name in TIMELINE_FLAGS},
         }
     sizes = {"pods": pods, "nodes": nodes, "pods_per_node": pods_per_node}
     settings = Settings.preset(
@@ -386,11 +440,12 @@ def simulate_cmd(
 
     if source is not None:
         digest = source_digest(source)
-        if scenario == "autoscale":
+        if scenario in ON_GIVEN_CLUSTER:
             digest = files_digest(
                 digest,
                 str(groups_file) if groups_file else None,
                 str(expander_priorities) if expander_priorities else None,
+                str(trace) if trace else None,
             )
         settings = dataclasses.replace(settings, source_digest=digest)
     given_db = db is not None
@@ -417,7 +472,9 @@ def simulate_cmd(
         progress = Progress(session.name)
         try:
             with _stop_on_signals(resume_command) as stop:
-                outcome = session.run(report=progress, stop=stop)
+                outcome = session.run(
+                    report=progress, stop=stop, options={"no_skip": no_skip} if no_skip else None
+                )
         except RunInterrupted as interrupted:
             progress.close()
             click.echo(

@@ -307,6 +307,18 @@ class ClusterSnapshot(Closing):
         for bound in placed:
             self._put_pod(bound)
 
+    def update_node(self, node: KubeObject) -> None:
+        """Replace a tracked node's object (a taint added, a label changed), its slices and
+        pods kept; every index follows the store.
+
+        Raises:
+            NotFoundError: the node is not tracked.
+        """
+        name = name_of(node)
+        if self._store.get(NODE_KIND, name) is None:
+            raise NotFoundError(f"node {name!r} not found in the snapshot")
+        self._store.put(NODE_KIND, name, node)
+
     def remove_node(self, name: str) -> None:
         """Remove a node, its slices, its pods and their own claims (RemoveNodeInfo).
 

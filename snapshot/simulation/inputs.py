@@ -14,6 +14,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from drasnap.snapshot.controllers.claim_templates import claims_from_templates, node_name_of
 from drasnap.snapshot.errors import ScenarioError
@@ -22,7 +23,7 @@ from drasnap.snapshot.ingest.references import check_dra_objects
 from drasnap.snapshot.k8s.kinds import object_key
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.simulation import generated
-from drasnap.snapshot.simulation.settings import Settings
+from drasnap.snapshot.simulation.settings import ON_GIVEN_CLUSTER, Settings
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
@@ -59,6 +60,8 @@ class StartingObjects:
     groups: list[NodeGroup] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what loading the manifests skipped or did
     priorities: dict[int, list[str]] | None = None  # autoscale: the priority expander's config
+    templates: list[KubeObject] = field(default_factory=list)  # ResourceClaimTemplates (--from)
+    trace: Any = None  # timeline: the trace read (snapshot.simulation.traces), checked
 
 
 def source_digest(directory: Path) -> str:
@@ -195,7 +198,7 @@ def _from_manifests(s: Settings, *, strict: bool) -> StartingObjects:
     )
     if not m.nodes and s.scenario == "scale-down":
         raise ScenarioError(f"{s.source} holds no Node objects: nothing to scale down")
-    if not m.nodes and not (s.scenario == "autoscale" and s.node_groups_file):
+    if not m.nodes and not (s.scenario in ON_GIVEN_CLUSTER and s.node_groups_file):
         # (autoscale with a node-group file may start from no node at all: groups at size 0)
         raise ScenarioError(
             f"{s.source} holds no Node objects: nothing to simulate (--from reads kubectl "
@@ -206,6 +209,7 @@ def _from_manifests(s: Settings, *, strict: bool) -> StartingObjects:
         claims=list(m.claims),
         taint_rules=list(m.taint_rules),
         notes=list(m.notes),
+        templates=list(m.claim_templates),
     )
     templates = {object_key(t): t for t in m.claim_templates}
     slices_by_node: dict[str, list[KubeObject]] = {}
@@ -220,7 +224,7 @@ def _from_manifests(s: Settings, *, strict: bool) -> StartingObjects:
     for pod in m.pods:
         node = node_name_of(pod)
         if node is None:
-            if s.scenario in ("scale-up", "autoscale"):
+            if s.scenario == "scale-up" or s.scenario in ON_GIVEN_CLUSTER:
                 pod, claims = claims_from_templates(pod, templates)
                 cluster.claims.extend(c for c in claims if object_key(c) not in known_claims)
                 cluster.pending.append(pod)
@@ -236,13 +240,13 @@ def _from_manifests(s: Settings, *, strict: bool) -> StartingObjects:
     for node in sorted(m.nodes, key=name_of):
         name = name_of(node)
         cluster.nodes.append((node, slices_by_node.get(name, []), pods_by_node.get(name, [])))
-    if s.scenario in ("scale-up", "autoscale"):
+    if s.scenario == "scale-up" or s.scenario in ON_GIVEN_CLUSTER:
         groups: dict[str, KubeObject] = {}
         for node in sorted(m.nodes, key=name_of):
             group = group_of(node)
             if group and group not in groups:
                 groups[group] = node
-        if s.scenario == "autoscale":
+        if s.scenario in ON_GIVEN_CLUSTER:
             # Groups may come from a node-group file instead, and a cluster without pending
             # pods is still one to scale down (snapshot.simulation.autoscale_config).
             for group, node in groups.items():

@@ -134,7 +134,11 @@ class RunSession:
             self._store.close(checkpoint=self._saved)
 
     def run(
-        self, *, report: ProgressCallback | None = None, stop: StopRequest = lambda: None
+        self,
+        *,
+        report: ProgressCallback | None = None,
+        stop: StopRequest = lambda: None,
+        options: dict[str, Any] | None = None,
     ) -> Outcome:
         """Start, continue or report the run (:func:`snapshot.simulation.runner.simulate`).
 
@@ -152,6 +156,7 @@ class RunSession:
                 where=where,
                 report=report or (lambda _done, _total, _detail: None),
                 stop=stop,
+                options=options,
             )
         except RunInterrupted:
             self._saved = True

@@ -16,7 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-__all__ = ["PLANS", "AutoscalePlan", "Plan", "ScaleDownPlan", "ScaleUpPlan", "plan_of"]
+__all__ = [
+    "PLANS",
+    "AutoscalePlan",
+    "Plan",
+    "ScaleDownPlan",
+    "ScaleUpPlan",
+    "TimelinePlan",
+    "plan_of",
+]
 
 
 @dataclass(frozen=True)
@@ -76,8 +84,29 @@ class AutoscalePlan(Plan):
         return len(self.groups) + 4
 
 
+@dataclass(frozen=True)
+class TimelinePlan(Plan):
+    """A timeline (docs/timelines.md): the cluster-autoscaler every scan interval, the scheduler
+    between, driven by a trace, on a simulated clock. One step per scan tick."""
+
+    scenario = "timeline"
+    groups: list[str]  # the node groups, in the order they are estimated
+    group_options: dict[str, dict[str, Any]]  # per group, from the node-groups file
+    priorities: list[list[Any]]  # the priority expander's [priority, [patterns]]
+    trace: dict[str, Any]  # the trace: its file, digest, events, first and last time (ms)
+    interval_ms: int  # the scan interval
+    until_ms: int  # the last tick's time
+    warnings: list[str]  # what drasnap does not model, found at setup
+
+    @property
+    def steps(self) -> int:
+        return self.until_ms // self.interval_ms + 1  # the ticks 0, interval, ..., until
+
+
 #: Each scenario's plan type, by scenario name: the scenarios drasnap knows.
-PLANS: dict[str, type[Plan]] = {p.scenario: p for p in (ScaleUpPlan, ScaleDownPlan, AutoscalePlan)}
+PLANS: dict[str, type[Plan]] = {
+    p.scenario: p for p in (ScaleUpPlan, ScaleDownPlan, AutoscalePlan, TimelinePlan)
+}
 
 
 def plan_of(record: Mapping[str, Any]) -> Plan:

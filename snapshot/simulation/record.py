@@ -75,8 +75,12 @@ class RunContext:
         cluster: ClusterSnapshot,
         stop: StopRequest = lambda: None,
         report: ProgressCallback = lambda _done, _total, _detail: None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.cluster = cluster
+        # How the run executes, not what it computes (not recorded: a run resumed without them
+        # ends on the same state): a timeline's --no-skip.
+        self.options: dict[str, Any] = dict(options or {})
         self.store: VersionedStore = cluster.store
         self.counters = Counters()
         self.started = time.monotonic()

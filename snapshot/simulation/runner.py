@@ -63,6 +63,7 @@ def simulate(
     where: str = "the store",
     report: ProgressCallback = lambda _done, _total, _detail: None,
     stop: StopRequest = lambda: None,
+    options: dict[str, Any] | None = None,
 ) -> Outcome:
     """Run ``settings`` on ``cluster``'s store: start, continue or report (module docstring).
 
@@ -76,7 +77,8 @@ def simulate(
         RunInterrupted: ``stop`` asked the run to stop; it stopped, saved.
     """
     with collector.paced():
-        return _simulate(cluster, settings, start, resume, where, RunContext(cluster, stop, report))
+        sim = RunContext(cluster, stop, report, options)
+        return _simulate(cluster, settings, start, resume, where, sim)
 
 
 def _simulate(

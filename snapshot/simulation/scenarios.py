@@ -25,6 +25,7 @@ from drasnap.snapshot.simulation.plans import (
     Plan,
     ScaleDownPlan,
     ScaleUpPlan,
+    TimelinePlan,
     plan_of,
 )
 from drasnap.snapshot.simulation.record import RunContext
@@ -107,4 +108,42 @@ class Autoscale:
         return found
 
 
-STRATEGIES: dict[str, Scenario] = {s.name: s for s in (ScaleUp(), ScaleDown(), Autoscale())}
+class Timeline:
+    """The cluster-autoscaler over time, driven by a trace (:mod:`snapshot.simulation.timeline`).
+    ``--no-skip`` (an execution option, ``sim.options``) runs the idle loops too."""
+
+    name = TimelinePlan.scenario
+
+    def configure(self, start: StartingObjects, settings: Settings) -> StartingObjects:
+        from drasnap.snapshot.simulation.timeline.trace_input import read_trace
+
+        start = autoscale_config.configure(start, settings)
+        start.trace = read_trace(start, settings)
+        return start
+
+    def setup(self, sim: RunContext, start: StartingObjects, settings: Settings) -> TimelinePlan:
+        from drasnap.snapshot.simulation.timeline import setup
+
+        return setup.setup(sim, start, settings.record(), start.trace)
+
+    def run(self, sim: RunContext, plan: TimelinePlan) -> dict[str, Any]:
+        from drasnap.snapshot.simulation.timeline import engine
+
+        return engine.run(sim, plan, no_skip=bool(sim.options.get("no_skip")))
+
+    def result(self, sim: RunContext, results: dict[str, Any]) -> dict[str, Any]:
+        from drasnap.snapshot.simulation.timeline.totals import totals
+
+        plan = plan_of(sim.plan() or {})
+        assert isinstance(plan, TimelinePlan)
+        return {
+            "scale_ups": results.get("scale_ups", 0),
+            "scale_downs": results.get("scale_downs", 0),
+            **totals(sim.store, plan),
+            "warnings": list(plan.warnings),
+        }
+
+
+STRATEGIES: dict[str, Scenario] = {
+    s.name: s for s in (ScaleUp(), ScaleDown(), Autoscale(), Timeline())
+}

@@ -20,7 +20,10 @@ __all__ = [
     "EXPANDERS",
     "LIMITS",
     "NO_DRA_SIZES",
+    "ON_GIVEN_CLUSTER",
     "SCENARIOS",
+    "SCORING",
+    "TIMELINE_FLAGS",
     "ProgressCallback",
     "Settings",
     "StopRequest",
@@ -67,6 +70,42 @@ CA_FLAGS: dict[str, tuple[int | bool, str]] = {
         "also looks the controller up; drasnap takes it to exist)",
     ),
 }
+#: The timeline's flags (``drasnap simulate timeline``, docs/timelines.md 2.1): durations as Go
+#: writes them (``10m0s``), by the cluster-autoscaler's names with its defaults
+#: (``config/flags/flags.go``), then drasnap's own. Recorded only for a timeline, so no other
+#: run's record changes: setting -> (default, what it decides).
+TIMELINE_FLAGS: dict[str, tuple[str, str]] = {
+    "scan_interval": ("10s", "how often the cluster-autoscaler's loop runs"),
+    "scale_down_unneeded_time": (
+        "10m0s",
+        "how long a node must be unneeded before it is deleted (strictly longer)",
+    ),
+    "scale_down_delay_after_add": ("10m0s", "no scale-down this long after a scale-up"),
+    "scale_down_delay_after_delete": ("0s", "no scale-down this long after a deletion"),
+    "scale_down_delay_after_failure": ("3m0s", "no scale-down this long after a failed one"),
+    "max_node_provision_time": (
+        "15m0s",
+        "a scale-up whose nodes are not all registered after this is timed out and its node "
+        "group backed off",
+    ),
+    "new_pod_scale_up_delay": ("0s", "pods younger than this trigger no scale-up"),
+    "unremovable_node_recheck_timeout": (
+        "5m0s",
+        "a node whose removal failed in simulation is not tried again before this",
+    ),
+    "node_delete_delay_after_taint": ("5s", "a node is deleted this long after its taint"),
+    "initial_node_group_backoff_duration": ("5m0s", "a node group's first backoff"),
+    "max_node_group_backoff_duration": ("30m0s", "the longest backoff (each doubles)"),
+    "node_group_backoff_reset_timeout": (
+        "3h0m0s",
+        "a node group's backoff is forgotten this long after its last failure",
+    ),
+    "node_provision_time": ("2m0s", "drasnap: how long a new node takes to become Ready"),
+}
+#: The timeline's settings: its flags, the trace, the end and the scheduler's scoring.
+TIMELINE_SETTINGS = ("trace", "until", "scheduler_scoring", *TIMELINE_FLAGS)
+#: The scheduler's scoring strategies (NodeResourcesFit's, kube-scheduler's names).
+SCORING = ("LeastAllocated", "MostAllocated")
 AUTOSCALE_SETTINGS = (
     "expander",
     "expander_priorities",
@@ -117,6 +156,17 @@ TAKES: dict[str, frozenset[str]] = {
         }
     ),
 }
+# (--no-skip: how a timeline runs, not recorded)
+TAKES["timeline"] = TAKES["autoscale"] | set(TIMELINE_SETTINGS) | {"no_skip"}
+#: The settings a scenario records beyond the common ones; every other scenario's are left
+#: out of its record (Settings.record), so adding a scenario changes no earlier run's digest.
+OWN_SETTINGS: dict[str, tuple[str, ...]] = {
+    "autoscale": AUTOSCALE_SETTINGS,
+    "timeline": (*AUTOSCALE_SETTINGS, *TIMELINE_SETTINGS),
+}
+#: The scenarios that run the cluster-autoscaler on a cluster read from files (--from), with
+#: node groups and CA's flags, rather than on a generated preset.
+ON_GIVEN_CLUSTER = frozenset(OWN_SETTINGS)
 #: The sizes of a generated cluster: a run from manifests (``--from``) takes none of them.
 GENERATED = frozenset(SIZES)
 
@@ -194,6 +244,24 @@ class Settings:
     skip_nodes_with_system_pods: bool = True
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
+    # timeline only (TIMELINE_SETTINGS): the trace file (its digest is in source_digest), the
+    # end (None: the trace's last event + 1h), the scheduler's scoring, then TIMELINE_FLAGS.
+    trace: str | None = None
+    until: str | None = None
+    scheduler_scoring: str = "LeastAllocated"
+    scan_interval: str = "10s"
+    scale_down_unneeded_time: str = "10m0s"
+    scale_down_delay_after_add: str = "10m0s"
+    scale_down_delay_after_delete: str = "0s"
+    scale_down_delay_after_failure: str = "3m0s"
+    max_node_provision_time: str = "15m0s"
+    new_pod_scale_up_delay: str = "0s"
+    unremovable_node_recheck_timeout: str = "5m0s"
+    node_delete_delay_after_taint: str = "5s"
+    initial_node_group_backoff_duration: str = "5m0s"
+    max_node_group_backoff_duration: str = "30m0s"
+    node_group_backoff_reset_timeout: str = "3h0m0s"
+    node_provision_time: str = "2m0s"
 
     @classmethod
     def preset(cls, scenario: str, *, dra: bool = True, **given: Any) -> Settings:
@@ -211,7 +279,7 @@ class Settings:
 
     def resolved(self) -> Settings:
         """These settings with the scenario's defaults filled in."""
-        if self.gpus_per_node is not None or self.scenario == "autoscale" or not self.dra:
+        if self.gpus_per_node is not None or self.scenario in ON_GIVEN_CLUSTER or not self.dra:
             return self
         gpus = 8 if self.scenario == "scale-up" else 10
         return Settings(**{**asdict(self), "gpus_per_node": gpus})
@@ -223,8 +291,10 @@ class Settings:
                 f"unknown scenario {self.scenario!r}: choose {', '.join(SCENARIOS[:-1])} or "
                 f"{SCENARIOS[-1]}"
             )
-        if self.scenario == "autoscale":
+        if self.scenario in ON_GIVEN_CLUSTER:
             self._check_autoscale()
+            if self.scenario == "timeline":
+                self._check_timeline()
             return
         if not self.dra:
             self._check_no_dra()
@@ -276,13 +346,16 @@ class Settings:
             )
 
     def _check_autoscale(self) -> None:
+        scenario = self.scenario
         if self.source is None:
-            raise ScenarioError("autoscale needs a cluster: give --from DIR (kubectl dumps)")
-        defaults = Settings(scenario="autoscale")
+            raise ScenarioError(f"{scenario} needs a cluster: give --from DIR (kubectl dumps)")
+        defaults = Settings(scenario=scenario)
         for name in SIZES:
             if getattr(self, name) != getattr(defaults, name):
                 option = "--no-dra" if name == "dra" else f"--{name.replace('_', '-')}"
-                raise ScenarioError(f"{option} does not apply to autoscale (its cluster is --from)")
+                raise ScenarioError(
+                    f"{option} does not apply to {scenario} (its cluster is --from)"
+                )
         low, high = LIMITS["seed"]
         if not low <= self.seed <= high:
             raise ScenarioError(f"--seed must be between {low} and {high:,}, got {self.seed}")
@@ -308,6 +381,23 @@ class Settings:
                 f"--scale-down-utilization-threshold must be between 0 and 1, got {threshold}"
             )
 
+    def _check_timeline(self) -> None:
+        from drasnap.snapshot.simulation.durations import parse_duration
+
+        if self.trace is None:
+            raise ScenarioError("timeline needs a workload: give --trace FILE")
+        for name in TIMELINE_FLAGS:
+            parse_duration(getattr(self, name), f"--{name.replace('_', '-')}")
+        if parse_duration(self.scan_interval, "--scan-interval") <= 0:
+            raise ScenarioError(f"--scan-interval must be more than 0, got {self.scan_interval}")
+        if self.until is not None:
+            parse_duration(self.until, "--until")
+        if self.scheduler_scoring not in SCORING:
+            raise ScenarioError(
+                f"unknown --scheduler-scoring {self.scheduler_scoring!r}: choose "
+                f"{' or '.join(SCORING)}"
+            )
+
     def as_options(self) -> list[str]:
         """The command-line words that give these settings (:func:`settings_options`)."""
         return settings_options(self.record())
@@ -317,9 +407,9 @@ class Settings:
         first runs are left out when they have their default, so those runs keep their records
         and state digests: the autoscale ones outside autoscale, ``devices`` when "flat"."""
         record = asdict(self)
-        if self.scenario != "autoscale":
-            for name in AUTOSCALE_SETTINGS:
-                del record[name]
+        own = OWN_SETTINGS.get(self.scenario, ())
+        for name in {n for names in OWN_SETTINGS.values() for n in names} - set(own):
+            del record[name]
         if record["devices"] == "flat":
             del record["devices"]
         if record["dra"]:
@@ -338,6 +428,8 @@ _SWEEP_SETTINGS = ("extra_manifests", "sweep")
 
 #: Settings whose option is not named after them.
 _OPTIONS = {"source": "from", "node_groups_file": "node-groups"}
+#: Settings no option gives (derived from the files).
+_DERIVED = ("source_digest",)
 
 
 def settings_options(record: dict[str, Any]) -> list[str]:
@@ -351,7 +443,7 @@ def settings_options(record: dict[str, Any]) -> list[str]:
         if key == "dra":  # (recorded only when False; its preset's defaults have it too)
             words.append("--no-dra")
             continue
-        if key in ("scenario", "source_digest", *_SWEEP_SETTINGS) or value == defaults.get(key):
+        if key in ("scenario", *_DERIVED, *_SWEEP_SETTINGS) or value == defaults.get(key):
             continue
         if key == "feature_gates":
             changed = [

@@ -64,6 +64,25 @@ def setup(sim: RunContext, cluster: StartingObjects, settings: dict[str, Any]) -
     warnings += [w for p in pending for w in pod_warnings(p)]
     for _node, _slices, bound in cluster.nodes:
         warnings += [w for p in bound for w in pod_warnings(p)]
+    warnings += write_groups(sim, cluster)
+    return AutoscalePlan(
+        settings,
+        pending=[key_of(p) for p in pending],
+        groups=[g.name for g in cluster.groups],
+        candidates=sorted(name_of(node) for node, _s, _p in cluster.nodes),
+        members={name_of(node): group_of(node) for node, _s, _p in cluster.nodes},
+        sizes=dict(Counter(g for n, _s, _p in cluster.nodes if (g := group_of(n)))),
+        priorities=sorted(
+            [p, list(patterns)] for p, patterns in (cluster.priorities or {}).items()
+        ),
+        warnings=warnings,
+    )
+
+
+def write_groups(sim: RunContext, cluster: StartingObjects) -> list[str]:
+    """Write each node group (template node and slices, sizes); returns the warnings about
+    them."""
+    warnings = []
     pods_of = {name_of(node): pods for node, _slices, pods in cluster.nodes}
     for group in cluster.groups:
         sim.store.put(
@@ -83,18 +102,7 @@ def setup(sim: RunContext, cluster: StartingObjects, settings: dict[str, Any]) -
                 f"{name_of(group.node)} ({', '.join(daemons)}) are not copied to new nodes "
                 "(the cluster-autoscaler adds them to its template)"
             )
-    return AutoscalePlan(
-        settings,
-        pending=[key_of(p) for p in pending],
-        groups=[g.name for g in cluster.groups],
-        candidates=sorted(name_of(node) for node, _s, _p in cluster.nodes),
-        members={name_of(node): group_of(node) for node, _s, _p in cluster.nodes},
-        sizes=dict(Counter(g for n, _s, _p in cluster.nodes if (g := group_of(n)))),
-        priorities=sorted(
-            [p, list(patterns)] for p, patterns in (cluster.priorities or {}).items()
-        ),
-        warnings=warnings,
-    )
+    return warnings
 
 
 def run(sim: RunContext, plan: AutoscalePlan) -> dict[str, Any]:

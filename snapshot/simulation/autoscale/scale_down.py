@@ -4,6 +4,7 @@ kept gets its reason where it is decided (:class:`Kept`), never parsed back from
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,19 +46,26 @@ class Kept:
 
 
 def _eligibility(
-    sim: RunContext, plan: AutoscalePlan, groups: list[NodeGroup]
+    sim: RunContext, plan: AutoscalePlan, groups: list[NodeGroup], recent: Collection[str]
 ) -> dict[str, Kept | None]:
     """Why each candidate is no candidate, or None: measured once, before any removal is
     simulated (``core/scaledown/eligibility/eligibility.go``, ``FilterOutUnremovable``;
     the planner's ``categorizeNodes`` calls it first). A node at exactly the threshold is a
-    candidate (``isNodeAtOrBelowUtilizationThreshold`` refuses only above it)."""
+    candidate (``isNodeAtOrBelowUtilizationThreshold`` refuses only above it). ``recent``: the
+    nodes whose removal failed in a simulation less than --unremovable-node-recheck-timeout
+    ago (the planner's unremovable cache, ``IsRecent``; a timeline's, none in one loop)."""
     threshold = float(plan.settings["scale_down_utilization_threshold"])
     names = {g.name for g in groups}
     found: dict[str, Kept | None] = {}
     for node in plan.candidates:
         obj = sim.cluster.node(node) or {}
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
-        if _being_deleted(obj):
+        if node in recent:
+            found[node] = Kept(
+                UnremovableReason.RecentlyUnremovable,
+                "its removal failed in a recent simulation (--unremovable-node-recheck-timeout)",
+            )
+        elif _being_deleted(obj):
             found[node] = Kept(UnremovableReason.CurrentlyBeingDeleted, "being deleted")
         elif annotations.get(SCALE_DOWN_DISABLED) == "true":
             found[node] = Kept(
@@ -86,15 +94,46 @@ def _eligibility(
     return found
 
 
+@dataclass(frozen=True)
+class Unneeded:
+    """What the planner found in one loop: the unneeded nodes in order, each with where its
+    pods go (``{"node", "moves"}``), why each other candidate is kept, and the cursor after."""
+
+    unneeded: list[dict[str, Any]]
+    kept: dict[str, Kept]
+    cursor: int
+
+
 def simulate(
     sim: RunContext, plan: AutoscalePlan, groups: list[NodeGroup], results: dict[str, Any]
 ) -> dict[str, Any]:
-    """The planner's ``categorizeNodes`` (``core/scaledown/planner/planner.go``), then
-    ``NodesToDelete`` and the budgets: which nodes this loop deletes. Every candidate's removal
-    is simulated in turn in one fork (a successful one persists: its pods stay where they went,
-    the node is gone for the next ones), which is reverted; the decisions and where each pod
-    went are written for the next step to apply."""
-    eligible = _eligibility(sim, plan, groups)
+    """The planner's ``categorizeNodes`` (:func:`find_unneeded`), then ``NodesToDelete`` and
+    the budgets: which nodes this loop deletes; the decisions and where each pod went are
+    written for the next step to apply."""
+    found = find_unneeded(sim, plan, groups)
+    unneeded, kept, cursor = found.unneeded, dict(found.kept), found.cursor
+    removed = nodes_to_delete(plan, groups, results, unneeded, kept)
+    sim.store.put(DECISION_KIND, CURSOR_KEY, cursor)
+    sim.store.put(DECISION_KIND, SCALE_DOWN_KEY, {"unneeded": unneeded, "removed": removed})
+    for node in plan.candidates:
+        why = kept.get(node)
+        decision = {
+            "removed": node in removed,
+            "reason": None if why is None else why.text,
+            "unremovable": None if why is None or why.reason is None else why.reason.value,
+        }
+        sim.store.put(DECISION_KIND, f"node/{node}", decision)
+    return {**results, "kept": len(plan.candidates) - len(removed)}
+
+
+def find_unneeded(
+    sim: RunContext, plan: AutoscalePlan, groups: list[NodeGroup], recent: Collection[str] = ()
+) -> Unneeded:
+    """The planner's ``categorizeNodes`` (``core/scaledown/planner/planner.go``): eligibility,
+    then every eligible candidate's removal simulated in turn in one fork (a successful one
+    persists: its pods stay where they went, the node is gone for the next ones), which is
+    reverted. Nothing is written but the fork's own changes."""
+    eligible = _eligibility(sim, plan, groups, recent)
     limit = 2 * int(flag(plan, "max_scale_down_parallelism"))  # unneededNodesLimit
     rules = {
         name: bool(flag(plan, name))
@@ -134,21 +173,10 @@ def simulate(
         if why is not None:
             kept[node] = why
     sim.revert()
-    removed = _nodes_to_delete(plan, groups, results, unneeded, kept)
-    sim.store.put(DECISION_KIND, CURSOR_KEY, cursor)
-    sim.store.put(DECISION_KIND, SCALE_DOWN_KEY, {"unneeded": unneeded, "removed": removed})
-    for node in plan.candidates:
-        why = kept.get(node)
-        decision = {
-            "removed": node in removed,
-            "reason": None if why is None else why.text,
-            "unremovable": None if why is None or why.reason is None else why.reason.value,
-        }
-        sim.store.put(DECISION_KIND, f"node/{node}", decision)
-    return {**results, "kept": len(plan.candidates) - len(removed)}
+    return Unneeded(unneeded, kept, cursor)
 
 
-def _nodes_to_delete(
+def nodes_to_delete(
     plan: AutoscalePlan,
     groups: list[NodeGroup],
     results: dict[str, Any],

@@ -1,0 +1,285 @@
+"""One cluster-autoscaler loop of a timeline, in ``RunOnce``'s order (docs/timelines.md 1.1-1.4,
+2.5), built on the autoscale scenario's steps rather than copies of them.
+
+The loop's view is an :class:`AutoscalePlan` made in memory for this loop (the pods to help,
+the candidates, each node's group, the target sizes); its simulations run in a fork that is
+reverted (placeholders for upcoming nodes, filterOutSchedulable, each group's estimate, the
+expansion, the scale-down's removals). Only what it decides comes out: the clusterstate
+changes (requests done or timed out, backoffs) are made to ``state`` here; the scale-up and
+the deletions are returned for :mod:`.engine` to carry out at depth 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from drasnap.snapshot.autoscaler.status import UnremovableReason
+from drasnap.snapshot.k8s.kinds import key_of
+from drasnap.snapshot.k8s.objects import KubeObject
+from drasnap.snapshot.simulation.autoscale import pod_list, scale_down, scale_up
+from drasnap.snapshot.simulation.autoscale.records import CURSOR_KEY, DECISION_KIND, SCALE_UP_KEY
+from drasnap.snapshot.simulation.inputs import NodeGroup, instantiate
+from drasnap.snapshot.simulation.plans import AutoscalePlan, TimelinePlan
+from drasnap.snapshot.simulation.record import RunContext
+from drasnap.snapshot.simulation.scale_up import PENDING_KIND
+from drasnap.snapshot.simulation.settings import CA_FLAGS
+from drasnap.snapshot.simulation.timeline.timers import POD_TIME_BUFFER_MS, Timers
+
+#: Kept reasons the planner caches for --unremovable-node-recheck-timeout: those of a failed
+#: removal simulation (``categorizeNodes``: ``AddTimeout``); an ineligible node is rechecked at
+#: the next loop.
+_SIMULATION_FAILURES = frozenset(
+    {UnremovableReason.NoPlaceToMovePods, UnremovableReason.BlockedByPod}
+)
+
+
+@dataclass
+class Decided:
+    """What a loop decided, for the engine to carry out at depth 0."""
+
+    scale_up: tuple[str, int] | None = None  # node group, nodes
+    delete: list[str] = field(default_factory=list)  # nodes, in order
+    reasons: dict[str, str] = field(default_factory=dict)  # pending pod -> why CA left it
+    timed_out: list[str] = field(default_factory=list)  # node groups whose scale-up timed out
+    no_scale_down: str | None = None  # why scale-down deleted nothing this loop
+    cursor_moved: bool = False  # the scheduling simulations' round-robin cursor (CA keeps it)
+
+
+def backed_off(state: dict[str, Any], group: str, now: int) -> bool:
+    """``BackoffStatus``: backed off unless ``until`` is strictly before now."""
+    entry = state["backoff"].get(group)
+    return entry is not None and not entry["until"] < now
+
+
+def _backoff(state: dict[str, Any], group: str, now: int, timers: Timers) -> None:
+    """``exponentialBackoff.Backoff``: 5m first; a failure after the last backoff ended doubles
+    it (up to the maximum), one during it keeps it."""
+    entry = state["backoff"].get(group)
+    duration = timers.initial_node_group_backoff_duration
+    if entry is not None:
+        duration = entry["duration"]
+        if entry["until"] < now:  # the previous backoff had ended
+            duration = min(2 * duration, timers.max_node_group_backoff_duration)
+    state["backoff"][group] = {"until": now + duration, "duration": duration, "failed": now}
+
+
+def update_cluster_state(
+    state: dict[str, Any], registered: dict[str, int], now: int, timers: Timers
+) -> list[str]:
+    """``ClusterStateRegistry.UpdateNodes``: stale backoffs forgotten, then each scale-up in
+    flight ended (no upcoming node left) or timed out (``expected`` strictly before now: the
+    group is backed off and its target lowered by the request's increase, cancelling
+    instances not yet registered). Returns the groups that timed out."""
+    reset = timers.node_group_backoff_reset_timeout
+    for group in [g for g, b in state["backoff"].items() if b["failed"] + reset < now]:
+        del state["backoff"][group]  # RemoveStaleBackoffData
+    timed_out = []
+    for group, request in sorted(state["requests"].items()):
+        if upcoming(state, registered, group) == 0:
+            del state["requests"][group]
+        elif request["expected"] < now:
+            timed_out.append(group)
+            _backoff(state, group, now, timers)
+            decrease_target(state, group, request["increase"])
+            del state["requests"][group]
+    return timed_out
+
+
+def upcoming(state: dict[str, Any], registered: dict[str, int], group: str) -> int:
+    """Nodes the group's target has that are not registered yet."""
+    return max(0, int(state["target"].get(group, 0)) - registered.get(group, 0))
+
+
+def decrease_target(state: dict[str, Any], group: str, by: int) -> None:
+    """``DecreaseTargetSize``: at most the instances not registered yet, the newest first."""
+    waiting = sorted(
+        (i["serial"], name) for name, i in state["instances"].items() if i["group"] == group
+    )
+    for _serial, name in reversed(waiting[len(waiting) - min(by, len(waiting)) :]):
+        del state["instances"][name]
+        state["target"][group] -= 1
+
+
+def run_loop(
+    sim: RunContext,
+    plan: TimelinePlan,
+    groups: list[NodeGroup],
+    state: dict[str, Any],
+    members: dict[str, str],
+    pods: dict[str, dict[str, Any]],
+    now: int,
+    timers: Timers,
+) -> Decided:
+    """One loop at ``now``. ``members``: each registered node's group; ``pods``: each pending
+    pod's life record (its ``created`` time ages it)."""
+    cs = sim.cluster
+    registered: dict[str, int] = {}
+    for node in cs.node_names():
+        group = members.get(node)
+        if group is not None:
+            registered[group] = registered.get(group, 0) + 1
+    decided = Decided(timed_out=update_cluster_state(state, registered, now, timers))
+    for node in [n for n, until in state["unremovable"].items() if not until > now]:
+        del state["unremovable"][node]  # unremovable.Nodes.Update: the recheck time came
+    loop = _loop_plan(sim, plan, state, members, pods, now, timers)
+    cursor = sim.store.get(DECISION_KIND, CURSOR_KEY)
+    sim.fork(f"cluster-autoscaler loop at {now} ms")
+    # Upcoming nodes (GetUpcomingNodes: groups with a scale-up in flight, not backed off) as
+    # placeholders from the group's template: pods they will take trigger no second scale-up.
+    by_name = {g.name: g for g in groups}
+    for group in sorted(state["requests"]):
+        if backed_off(state, group, now):
+            continue
+        for index in range(upcoming(state, registered, group)):
+            node, slices = instantiate(by_name[group], f"template-{group}-upcoming-{index}")
+            cs.add_node(node, slices=slices)
+    results: dict[str, Any] = {"placed": 0, "added": {}, "removed_from": {}}
+    pod_list.place_on_existing(sim, loop)  # filterOutSchedulable
+    helped = pod_list.still_pending(sim, loop)
+    disable_scale_down = False
+    if helped and _all_new(helped, pods, now):
+        # allPodsAreNew: wait one iteration for more, and skip a real scale-down too
+        disable_scale_down = True
+        decided.reasons = {key_of(p): "pods are very new: waiting a loop for more" for p in helped}
+    elif helped:
+        decided.scale_up = _scale_up(sim, loop, groups, state, now, results, decided)
+    found = scale_down.find_unneeded(sim, loop, groups, recent=set(state["unremovable"]))
+    sim.revert()
+    if found.cursor != int(cursor or 0):
+        sim.store.put(DECISION_KIND, CURSOR_KEY, found.cursor)
+        decided.cursor_moved = True
+    _scale_down(state, loop, groups, found, now, timers, disable_scale_down, decided)
+    return decided
+
+
+def _loop_plan(
+    sim: RunContext,
+    plan: TimelinePlan,
+    state: dict[str, Any],
+    members: dict[str, str],
+    pods: dict[str, dict[str, Any]],
+    now: int,
+    timers: Timers,
+) -> AutoscalePlan:
+    """The loop's view as the autoscale steps read it."""
+    settings = plan.settings
+    cutoff = int(
+        settings.get(
+            "expendable_pods_priority_cutoff", CA_FLAGS["expendable_pods_priority_cutoff"][0]
+        )
+    )
+    helped = []
+    for key, pod in sim.store.items(PENDING_KIND).items():
+        life = pods.get(key) or {}
+        priority = int((pod.get("spec") or {}).get("priority") or 0)
+        if priority < cutoff or (pod.get("status") or {}).get("nominatedNodeName"):
+            continue  # FilterOutExpendablePods; a nominated pod waits for its preemption
+        created = life.get("created")
+        if created is not None and not now - created > timers.new_pod_scale_up_delay:
+            continue  # filterOutYoungPods: its age must be strictly more than the delay
+        helped.append((-priority, _queue_time(life), key))
+    helped.sort()
+    registered = sim.cluster.node_names()
+    return AutoscalePlan(
+        settings,
+        pending=[key for _p, _t, key in helped],
+        groups=list(plan.groups),
+        candidates=sorted(registered),
+        members={n: members.get(n) for n in registered},
+        sizes={g: int(state["target"].get(g, 0)) for g in plan.groups},
+        priorities=plan.priorities,
+        warnings=[],
+    )
+
+
+def _queue_time(life: dict[str, Any]) -> int:
+    arrived = life.get("arrived")
+    return -1 if arrived is None else int(arrived)
+
+
+def _all_new(helped: list[KubeObject], pods: dict[str, dict[str, Any]], now: int) -> bool:
+    """``allPodsAreNew``: the oldest pod to help was created less than 2s ago (a pod pending
+    since before the start is old)."""
+    created = [(pods.get(key_of(p)) or {}).get("created") for p in helped]
+    if any(c is None for c in created):
+        return False
+    return min(int(c) for c in created if c is not None) + POD_TIME_BUFFER_MS > now
+
+
+def _scale_up(
+    sim: RunContext,
+    loop: AutoscalePlan,
+    groups: list[NodeGroup],
+    state: dict[str, Any],
+    now: int,
+    results: dict[str, Any],
+    decided: Decided,
+) -> tuple[str, int] | None:
+    """Each group estimated (a backed-off one skipped, as ``IsNodeGroupReadyToScaleUp``), the
+    expander's choice; the expansion is simulated in the loop's fork and returned."""
+    for group in groups:
+        if backed_off(state, group.name, now):
+            reason = "node group is backed off after a failed scale-up"
+            pending = pod_list.still_pending(sim, loop)
+            sim.store.put(
+                DECISION_KIND,
+                f"estimate/{group.name}",
+                {
+                    "nodes": 0,
+                    "pods": [],
+                    "reasons": {key_of(p): reason for p in pending},
+                    "skipped": [reason],
+                },
+            )
+        else:
+            scale_up.estimate_group(sim, loop, group, results)
+    scale_up.expand(sim, loop, groups, results)
+    for key in loop.pending:
+        found = sim.store.get(DECISION_KIND, f"pod/{key}") or {}
+        if found.get("unschedulable"):
+            decided.reasons[key] = found["unschedulable"]
+    chosen = sim.store.get(DECISION_KIND, SCALE_UP_KEY) or {}
+    if not chosen.get("node_group"):
+        return None
+    group = str(chosen["node_group"])
+    count = int(chosen["added"][group])
+    return (group, count) if count > 0 else None
+
+
+def _scale_down(
+    state: dict[str, Any],
+    loop: AutoscalePlan,
+    groups: list[NodeGroup],
+    found: scale_down.Unneeded,
+    now: int,
+    timers: Timers,
+    disabled: bool,
+    decided: Decided,
+) -> None:
+    """The unneeded set kept with each node's ``since``, failed simulations cached, then the
+    cooldown, ``RemovableAt`` (strictly longer than --scale-down-unneeded-time) and the budgets."""
+    before = state["unneeded"]
+    state["unneeded"] = {u["node"]: before.get(u["node"], now) for u in found.unneeded}
+    recheck = now + timers.unremovable_node_recheck_timeout
+    for node, why in found.kept.items():
+        if why.reason in _SIMULATION_FAILURES:
+            state["unremovable"][node] = recheck
+    last = state["last"]
+    if disabled:
+        decided.no_scale_down = "pods are very new"
+    elif last["scale_up"] + timers.scale_down_delay_after_add > now:
+        decided.no_scale_down = "in cooldown after a scale-up"
+    elif last["fail"] + timers.scale_down_delay_after_failure > now:
+        decided.no_scale_down = "in cooldown after a failed scale-down"
+    elif last["delete"] + timers.scale_down_delay_after_delete > now:
+        decided.no_scale_down = "in cooldown after a deletion"
+    if decided.no_scale_down is not None:
+        return
+    threshold = timers.scale_down_unneeded_time
+    ready = [u for u in found.unneeded if state["unneeded"][u["node"]] + threshold < now]
+    kept = dict(found.kept)
+    decided.delete = scale_down.nodes_to_delete(loop, groups, {"added": {}}, ready, kept)
+
+
+__all__ = ["Decided", "backed_off", "run_loop"]

@@ -1,0 +1,30 @@
+"""The trace a timeline reads (``--trace``), checked against the starting cluster before any
+store is touched (docs/timelines.md 2.10)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from drasnap.snapshot.k8s.kinds import key_of, object_key
+from drasnap.snapshot.k8s.objects import name_of
+from drasnap.snapshot.simulation.inputs import StartingObjects
+from drasnap.snapshot.simulation.settings import Settings
+from drasnap.snapshot.simulation.traces.jsonl import read_jsonl
+
+
+def read_trace(start: StartingObjects, settings: Settings) -> Any:
+    """The trace of ``settings``, its objects checked against ``start`` (the classes they name,
+    the objects they delete).
+
+    Raises:
+        ScenarioError: one line naming the file, the line and what is wrong.
+    """
+    assert settings.trace is not None  # Settings.check: a timeline has one
+    existing: set[tuple[str, str]] = set()
+    existing |= {("Pod", key_of(p)) for p in start.pending}
+    existing |= {("Pod", key_of(p)) for _n, _s, pods in start.nodes for p in pods}
+    existing |= {("ResourceClaim", object_key(c)) for c in start.claims}
+    existing |= {("ResourceClaimTemplate", object_key(t)) for t in start.templates}
+    classes = {name_of(c) for c in start.classes}
+    return read_jsonl(Path(settings.trace), classes=classes, existing=existing)

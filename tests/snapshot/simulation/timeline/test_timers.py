@@ -1,0 +1,214 @@
+"""Each timer and rule of the cluster-autoscaler over time, on clusters small enough to work
+out by hand (docs/timelines.md, Part 3: the derivations, with upstream's code for each rule).
+
+CPU stands in for the scarce resource: a pod of 8 CPUs fits no 4-CPU node, only a node of the
+8-CPU group ``big``. Unless a test says otherwise: --scan-interval 10s (ticks at 0, 10s, 20s,
+...), CA's defaults, --node-provision-time 2m, and every node group has minSize 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.snapshot.simulation.timeline.helpers import (
+    create,
+    delete,
+    deleted_at,
+    group_entry,
+    life,
+    loops,
+    minutes,
+    node,
+    owned,
+    pod,
+    run_timeline,
+    scale_up_times,
+)
+
+CPU4 = group_entry("cpu", 4)
+BIG = group_entry("big", 8)
+
+
+def test_a_node_unneeded_from_30s_goes_in_the_first_loop_strictly_after_its_10m(
+    tmp_path: Path,
+) -> None:
+    # n's pod (3 of 4 CPUs: over the 0.5 threshold, so n is needed) is deleted at 30s. Loop
+    # 30s finds n unneeded, since = 30s. RemovableAt keeps it while since + 10m is not strictly
+    # before now: kept at 10m30s, deleted at 10m40s, gone 5s after its taint.
+    outcome, store = run_timeline(
+        tmp_path,
+        [node("n", "cpu", 4), pod("p", "3", "n")],
+        [CPU4],
+        [delete(30, "p")],
+        until="12m",
+    )
+    assert deleted_at(store, "n") == minutes("10m45s")
+    (only,) = [loop for loop in loops(store) if loop["deleted"]]
+    assert only["t"] == minutes("10m40s")
+    assert only["deleted"] == ["n"]
+    assert outcome.result["scale_downs"] == 1
+
+
+def test_a_node_whose_pods_cannot_move_is_not_tried_again_for_5m(tmp_path: Path) -> None:
+    # n alone, its pod (1 of 4 CPUs: under the threshold) has nowhere to go: loop 0 caches n
+    # as unremovable until 5m0s (categorizeNodes: AddTimeout). The pod goes at 30s, but n is
+    # RecentlyUnremovable until loop 5m0s, which finds it unneeded (since 5m0s): deleted at
+    # the first loop strictly after 15m0s, 15m10s.
+    _outcome, store = run_timeline(
+        tmp_path,
+        [node("n", "cpu", 4), pod("p", "1", "n")],
+        [CPU4],
+        [delete(30, "p")],
+        until="16m",
+    )
+    assert deleted_at(store, "n") == minutes("15m15s")
+
+
+def test_scale_down_waits_for_the_delay_after_a_scale_up(tmp_path: Path) -> None:
+    # e (empty, group cpu) is unneeded from loop 0. An 8-CPU pod at 1s makes loop 10s scale
+    # up big (lastScaleUpTime 10s). e's 10m pass at 10m10s (0 + 10m < 10m10s) and the cooldown
+    # (10s + 10m is not after 10m10s) ends then: deleted at 10m10s.
+    big_pod = pod("big-pod", "8")
+    _o, store = run_timeline(
+        tmp_path / "a", [node("e", "cpu", 4)], [CPU4, BIG], [create(1, big_pod)], until="16m"
+    )
+    assert scale_up_times(store)[0] == (minutes("10s"), {"big": 1})
+    assert deleted_at(store, "e") == minutes("10m15s")
+    # With a 15m delay: deleted at 15m10s, its since still 0 (a cooldown does not reset it).
+    _o, store = run_timeline(
+        tmp_path / "b",
+        [node("e", "cpu", 4)],
+        [CPU4, BIG],
+        [create(1, big_pod)],
+        until="16m",
+        scale_down_delay_after_add="15m",
+    )
+    assert deleted_at(store, "e") == minutes("15m15s")
+
+
+def test_scale_down_waits_for_the_delay_after_a_deletion(tmp_path: Path) -> None:
+    # Two empty nodes unneeded from 0, one deletion a loop: the first at 10m10s, the second
+    # once lastScaleDownDeleteTime + 5m is no longer after now: 15m10s.
+    _o, store = run_timeline(
+        tmp_path,
+        [node("e1", "cpu", 4), node("e2", "cpu", 4)],
+        [CPU4],
+        [],
+        until="16m",
+        max_scale_down_parallelism=1,
+        scale_down_delay_after_delete="5m",
+    )
+    assert deleted_at(store, "e1") == minutes("10m15s")
+    assert deleted_at(store, "e2") == minutes("15m15s")
+
+
+def test_nodes_already_coming_take_their_pods_no_second_scale_up(tmp_path: Path) -> None:
+    # Three 8-CPU pods at 1s: loop 10s adds 3 big nodes in one scale-up. Until they register
+    # at 2m10s, each loop counts 3 upcoming nodes and packs the pods on their placeholders.
+    pods = [create(1, pod(f"p{i}", "8")) for i in range(3)]
+    outcome, store = run_timeline(tmp_path, [], [BIG], pods, until="3m")
+    assert scale_up_times(store) == [(minutes("10s"), {"big": 3})]
+    for i in range(3):
+        found = life(store, f"default/p{i}")
+        assert found["bound"] == minutes("2m10s")
+        assert found["node"].startswith("big-")
+    assert outcome.result["pod_wait_s"]["max"] == 129.0  # 2m10s - 1s
+
+
+def test_young_pods_wait_for_the_new_pod_delay_and_the_2s_buffer(tmp_path: Path) -> None:
+    # A pod created exactly at loop 10s is not older than the delay (0): loop 20s scales up.
+    _o, store = run_timeline(tmp_path / "a", [], [BIG], [create(10, pod("p", "8"))], until="1m")
+    assert scale_up_times(store)[0][0] == minutes("20s")
+    # At 9s: loop 10s sees it, but every pod to help is under 2s old: it waits a loop.
+    _o, store = run_timeline(tmp_path / "b", [], [BIG], [create(9, pod("p", "8"))], until="1m")
+    assert scale_up_times(store)[0][0] == minutes("20s")
+    # --new-pod-scale-up-delay 30s, pod at 1s: aged 29s at 30s, 39s at 40s.
+    _o, store = run_timeline(
+        tmp_path / "c",
+        [],
+        [BIG],
+        [create(1, pod("p", "8"))],
+        until="1m",
+        new_pod_scale_up_delay="30s",
+    )
+    assert scale_up_times(store)[0][0] == minutes("40s")
+
+
+def test_a_scale_up_that_never_registers_times_out_and_backs_off(tmp_path: Path) -> None:
+    # Nodes take 20m, the window is 15m: each scale-up times out in the first loop strictly
+    # after its expected time, lowering the target (the instance is cancelled) and backing
+    # the group off 5m, then 10m, 20m, 30m (a failure after the last backoff ended doubles).
+    # Scale-ups at 10s; 20m30s (timeout 15m20s, backoff until 20m20s, strict); 45m50s
+    # (timeout 35m40s, 10m); 1h21m10s (timeout 1h01m00s, 20m); 2h06m30s (timeout 1h36m20s,
+    # 30m: the cap).
+    _o, store = run_timeline(
+        tmp_path,
+        [],
+        [BIG],
+        [create(1, pod("p", "8"))],
+        until="2h10m",
+        node_provision_time="20m",
+    )
+    assert [t for t, _g in scale_up_times(store)] == [
+        minutes(x) for x in ("10s", "20m30s", "45m50s", "1h21m10s", "2h6m30s")
+    ]
+    timed_out = [loop["t"] for loop in loops(store) if loop["timed_out"]]
+    assert timed_out == [minutes(x) for x in ("15m20s", "35m40s", "1h1m0s", "1h36m20s")]
+    assert life(store, "default/p")["bound"] is None
+
+
+def test_an_evicted_replicaset_pod_comes_back_and_a_bare_pod_is_lost(tmp_path: Path) -> None:
+    # a holds r (a ReplicaSet's) and b (bare, safe to evict), 0.2 of its 4 CPUs: unneeded from
+    # 0, deleted at 1m10s with --scale-down-unneeded-time 1m. c is busy (3 of 4 CPUs, over
+    # the threshold) and takes r's new incarnation r-e1 at once; b is gone for good.
+    safe = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}
+    bare = pod("b", "100m", "a")
+    bare["metadata"] = {"name": "b", "annotations": safe}
+    outcome, store = run_timeline(
+        tmp_path,
+        [
+            node("a", "cpu", 4),
+            node("c", "cpu", 4),
+            pod("r", "100m", "a"),
+            bare,
+            pod("busy", "3", "c"),
+        ],
+        [CPU4],
+        [],
+        until="2m",
+        scale_down_unneeded_time="1m",
+    )
+    assert deleted_at(store, "a") == minutes("1m15s")
+    again = life(store, "default/r-e1")
+    assert again["arrived"] == minutes("1m10s")
+    assert again["bound"] == minutes("1m10s")
+    assert again["node"] == "c"
+    assert again["incarnation_of"] == "default/r"
+    assert outcome.result["lost"] == 1
+
+
+def test_a_bare_pod_without_the_annotation_keeps_its_node(tmp_path: Path) -> None:
+    bare = pod("b", "100m", "a")
+    bare["metadata"] = {"name": "b"}
+    _o, store = run_timeline(
+        tmp_path,
+        [node("a", "cpu", 4), node("c", "cpu", 4), bare, pod("busy", "3", "c")],
+        [CPU4],
+        [],
+        until="5m",
+        scale_down_unneeded_time="1m",
+    )
+    assert deleted_at(store, "a") is None
+
+
+def test_skipping_idle_loops_ends_on_the_digest_of_running_every_loop(tmp_path: Path) -> None:
+    trace = [
+        create(5 * i + 1, owned(pod(f"p{i}", "8" if i % 3 == 0 else "1")), runs=600 + 97 * i)
+        for i in range(12)
+    ]
+    objects = [node("n1", "cpu", 4), node("n2", "cpu", 4)]
+    skipped, _s = run_timeline(tmp_path / "a", objects, [CPU4, BIG], trace, until="1h")
+    every, _e = run_timeline(tmp_path / "b", objects, [CPU4, BIG], trace, until="1h", no_skip=True)
+    assert skipped.state_digest == every.state_digest
+    assert skipped.result == every.result
+    assert skipped.counters == every.counters
