@@ -544,6 +544,22 @@ class ClusterSnapshot(Closing):
             return
         self._apply(pod, placed.placement)
 
+    def feasible_nodes(self, pod: KubeObject, nodes: Sequence[str] | None = None) -> list[str]:
+        """The nodes (in ``nodes`` order, else by name) where every filter passes ``pod``:
+        the nodes kube-scheduler would score. One scheduling attempt, nothing written.
+
+        Raises:
+            SchedulingError: the pod is on a node already.
+            NotFoundError: a node of ``nodes`` is unknown, or the pod references a claim that
+                is not tracked.
+        """
+        key = key_of(pod)
+        if key in self._pods.node_of:
+            raise SchedulingError(f"pod {key} is already on node {self._pods.node_of[key][0]}")
+        cycle, _ = self._cycle(pod)
+        names = self.node_names() if nodes is None else nodes
+        return [name for name in names if cycle.filter(name) is None]
+
     def fit_error(self, pod: KubeObject, nodes: Sequence[str] | None = None) -> FitError:
         """Why the pod fits none of ``nodes`` (every node by default), in kube-scheduler's
         words: ``0/N nodes are available: ...`` and the reason of each node.

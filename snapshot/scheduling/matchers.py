@@ -8,6 +8,10 @@
   affinity's terms (ORed; an empty term selects nothing; a malformed term, e.g. an unknown
   operator, never matches, as the scheduler ignores parse errors there). Terms are matched by
   ``snapshot.allocation.pools.node_selector_matches``, the allocator's own node selection.
+- `PreferredNodeAffinity` is ``nodeaffinity.PreferredSchedulingTerms``: the weights of the
+  preferred node affinity terms that match a node, summed; a term of weight 0 or with no
+  requirement is dropped, a malformed one matches nothing (kube-scheduler fails the pod's
+  scoring then: ``scheduling.scoring.unsupported_scoring`` names it).
 - `Toleration.tolerates` is ``v1.Toleration.ToleratesTaint`` with TaintTolerationComparison
   Operators off (alpha in 1.36): ``Lt``/``Gt`` tolerate nothing.
 """
@@ -24,7 +28,9 @@ from drasnap.snapshot.k8s.node_selectors import node_selector_matches
 __all__ = [
     "EVERYTHING",
     "NOTHING",
+    "PREFER_NO_SCHEDULE",
     "LabelSelector",
+    "PreferredNodeAffinity",
     "RequiredNodeAffinity",
     "Taint",
     "Toleration",
@@ -34,6 +40,7 @@ __all__ = [
 
 _SELECTOR_OPERATORS: Final = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
 NO_SCHEDULE_EFFECTS: Final = frozenset({"NoSchedule", "NoExecute"})
+PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +145,33 @@ def _term_matches(term: Mapping[str, Any], node_name: str, labels: Mapping[str, 
         return node_selector_matches({"nodeSelectorTerms": [term]}, node_name, labels)
     except AllocationError:
         return False  # a malformed term selects nothing; unsupported.pod_warnings names it
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredNodeAffinity:
+    """A pod's ``preferredDuringSchedulingIgnoredDuringExecution`` node affinity terms."""
+
+    terms: tuple[tuple[int, Mapping[str, Any]], ...]  # (weight, preference)
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any]) -> PreferredNodeAffinity:
+        preferred = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "preferredDuringSchedulingIgnoredDuringExecution"
+        )
+        terms = []
+        for term in preferred or ():
+            weight = int(term.get("weight") or 0)
+            preference = term.get("preference") or {}
+            if weight == 0 or not (
+                preference.get("matchExpressions") or preference.get("matchFields")
+            ):
+                continue
+            terms.append((weight, preference))
+        return cls(tuple(terms))
+
+    def score(self, node_name: str, labels: Mapping[str, str]) -> int:
+        """The summed weights of the terms matching the node."""
+        return sum(w for w, term in self.terms if _term_matches(term, node_name, labels))
 
 
 def term_error(term: Mapping[str, Any]) -> str | None:

@@ -23,6 +23,13 @@ resource is the largest of what the spec asks, what the kubelet allocated
 ``PodResizePending`` condition says the resize is ``Infeasible``; pod-level status
 (``status.allocatedResources``, ``status.resources``) is used when present.
 
+With ``non_zero=True`` (what the scoring plugins and ``NodeInfo.NonZeroRequested`` use,
+``PodResourcesOptions.NonMissingContainerRequests`` in ``k8s.io/component-helpers/resource``),
+a container (init containers and sidecars included) that requests no cpu counts 100m and
+one that requests no memory counts 200Mi (``pkg/scheduler/util`` ``DefaultMilliCPURequest``,
+``DefaultMemoryRequest``); a request set to 0 stays 0. With ``use_status`` too, the defaults
+fill each of the spec's, the allocated and the actuated requests before they are compared.
+
 Quantities are added exactly (``Fraction``) and rounded up once at the end, as Go adds
 ``resource.Quantity`` values before ``MilliValue``.
 """
@@ -33,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from drasnap.snapshot.k8s.quantity import quantity_value
 from drasnap.snapshot.scheduling.resources import (
@@ -44,6 +51,8 @@ from drasnap.snapshot.scheduling.resources import (
 )
 
 __all__ = [
+    "DEFAULT_CPU_REQUEST",
+    "DEFAULT_MEMORY_REQUEST",
     "ExtendedResourceRequest",
     "compute_pod_requests",
     "extended_resource_requests",
@@ -53,6 +62,20 @@ __all__ = [
 ]
 
 Values = dict[str, Fraction]
+
+DEFAULT_CPU_REQUEST: Final = Fraction(1, 10)
+"""What a container without a cpu request counts for when scoring (100m)."""
+DEFAULT_MEMORY_REQUEST: Final = Fraction(200 * 1024 * 1024)
+"""What a container without a memory request counts for when scoring (200Mi)."""
+_NON_ZERO_DEFAULTS: Final = ((CPU, DEFAULT_CPU_REQUEST), (MEMORY, DEFAULT_MEMORY_REQUEST))
+
+
+def _with_defaults(values: Values, non_zero: bool) -> Values:
+    """``applyNonMissing``: the defaults for the resources a container does not name."""
+    if non_zero:
+        for name, value in _NON_ZERO_DEFAULTS:
+            values.setdefault(name, value)
+    return values
 
 
 def restartable(container: Mapping[str, Any]) -> bool:
@@ -64,12 +87,12 @@ def _values(resources: Mapping[str, Any] | None) -> Values:
     return {str(k): quantity_value(str(v)) for k, v in (resources or {}).items()}
 
 
-def _container_requests(container: Mapping[str, Any]) -> Values:
+def _container_requests(container: Mapping[str, Any], non_zero: bool = False) -> Values:
     resources = container.get("resources") or {}
     values = _values(resources.get("requests"))
     for name, value in _values(resources.get("limits")).items():
         values.setdefault(name, value)  # API defaulting: requests default to limits
-    return values
+    return _with_defaults(values, non_zero)
 
 
 def _add(into: Values, other: Mapping[str, Fraction]) -> None:
@@ -146,7 +169,11 @@ def _resize_infeasible(pod: Mapping[str, Any]) -> bool:
 
 
 def _by_status(
-    spec: Mapping[str, Any], statuses: Mapping[str, Mapping[str, Any]], infeasible: bool, kind: str
+    spec: Mapping[str, Any],
+    statuses: Mapping[str, Mapping[str, Any]],
+    infeasible: bool,
+    kind: str,
+    non_zero: bool = False,
 ) -> Values:
     """The aggregate with each container's allocated or actuated requests (upstream's
     ``containerAllocatedRequests``/``containerActuatedRequests``)."""
@@ -154,10 +181,12 @@ def _by_status(
     def pick(container: Mapping[str, Any]) -> Values:
         cs = statuses.get(str(container.get("name"))) or {}
         if kind == "actuated" and (cs.get("resources") or {}).get("requests") is not None:
-            return _values(cs["resources"]["requests"])
+            return _with_defaults(_values(cs["resources"]["requests"]), non_zero)
         if cs.get("allocatedResources") is not None:
-            return _values(cs["allocatedResources"])
-        return {} if infeasible else _container_requests(container)
+            return _with_defaults(_values(cs["allocatedResources"]), non_zero)
+        return (
+            _with_defaults({}, non_zero) if infeasible else _container_requests(container, non_zero)
+        )
 
     return _aggregate(
         (pick(c) for c in spec.get("containers") or ()),
@@ -201,7 +230,9 @@ def status_counts(pod: Mapping[str, Any]) -> bool:
     )
 
 
-def compute_pod_requests(pod: Mapping[str, Any], *, use_status: bool = False) -> Requests:
+def compute_pod_requests(
+    pod: Mapping[str, Any], *, use_status: bool = False, non_zero: bool = False
+) -> Requests:
     """The pod's requests with one pod slot (``pods=1``); see the module docstring.
 
     >>> pod = {"spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}],
@@ -217,7 +248,8 @@ def compute_pod_requests(pod: Mapping[str, Any], *, use_status: bool = False) ->
     containers: list[Mapping[str, Any]] = spec.get("containers") or []
     inits = spec.get("initContainers") or ()
     if (
-        len(containers) == 1
+        not non_zero
+        and len(containers) == 1
         and not inits
         and not spec.get("overhead")
         and not spec.get("resources")
@@ -232,8 +264,8 @@ def compute_pod_requests(pod: Mapping[str, Any], *, use_status: bool = False) ->
                 pass
         return requests_from_list(_container_requests(containers[0]), pods=1)
     spec_total = _aggregate(
-        (_container_requests(c) for c in containers),
-        ((_container_requests(c), restartable(c)) for c in inits),
+        (_container_requests(c, non_zero) for c in containers),
+        ((_container_requests(c, non_zero), restartable(c)) for c in inits),
     )
     status = pod.get("status") or {}
     overhead = _values(spec.get("overhead"))
@@ -247,8 +279,8 @@ def compute_pod_requests(pod: Mapping[str, Any], *, use_status: bool = False) ->
             allocated, actuated = _values(pod_allocated), _values(pod_actuated)
         else:
             statuses = _status_of(pod)
-            allocated = _by_status(spec, statuses, infeasible, "allocated")
-            actuated = _by_status(spec, statuses, infeasible, "actuated")
+            allocated = _by_status(spec, statuses, infeasible, "allocated", non_zero)
+            actuated = _by_status(spec, statuses, infeasible, "actuated", non_zero)
         total = _max(actuated, allocated) if infeasible else _max(spec_total, actuated, allocated)
     if pod_level_requests_set(spec):
         effective = _pod_level_requests(spec)

@@ -21,7 +21,11 @@ from typing import Any, Final, Protocol, TypeVar
 
 from drasnap.snapshot.k8s.kinds import namespace_or_default, namespaced_key
 from drasnap.snapshot.k8s.objects import KubeObject, name_of, raw_name
-from drasnap.snapshot.scheduling.matchers import NO_SCHEDULE_EFFECTS, Taint
+from drasnap.snapshot.scheduling.matchers import (
+    NO_SCHEDULE_EFFECTS,
+    PREFER_NO_SCHEDULE,
+    Taint,
+)
 from drasnap.snapshot.scheduling.pod_requests import compute_pod_requests, status_counts
 from drasnap.snapshot.scheduling.resources import Requests, node_allocatable_requests
 
@@ -94,16 +98,17 @@ class NodeFacts:
     taints: tuple[Taint, ...]  # NoSchedule and NoExecute only, in the node's order
     unschedulable: bool
     allocatable: Requests
+    preferred_taints: tuple[Taint, ...] = ()  # PreferNoSchedule: only scoring reads them
 
 
 def _parse_node(node: KubeObject) -> NodeFacts:
     metadata = node.get("metadata") or {}
     spec = node.get("spec") or {}
-    taints = tuple(
+    every = tuple(
         Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
         for t in spec.get("taints") or ()
-        if t.get("effect") in NO_SCHEDULE_EFFECTS
     )
+    taints = tuple(t for t in every if t.effect in NO_SCHEDULE_EFFECTS)
     return NodeFacts(
         name=str(metadata.get("name", "")),
         node=node,
@@ -111,6 +116,7 @@ def _parse_node(node: KubeObject) -> NodeFacts:
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
         allocatable=_allocatable(node),
+        preferred_taints=tuple(t for t in every if t.effect == PREFER_NO_SCHEDULE),
     )
 
 
@@ -164,6 +170,18 @@ class PodFacts:
         return self.derived(_status_requests)
 
     @property
+    def non_zero_requests(self) -> Requests:
+        """`requests` with a container's missing cpu or memory request counted at the
+        scheduler's defaults (100m, 200Mi): what the scoring plugins add for the pod."""
+        return self.derived(_non_zero_spec_requests)
+
+    @property
+    def placed_non_zero_requests(self) -> Requests:
+        """`placed_requests` with the same defaults: what the pod counts for in a node's
+        ``NodeInfo.NonZeroRequested``."""
+        return self.derived(_non_zero_status_requests)
+
+    @property
     def has_required_anti_affinity(self) -> bool:
         return self.derived(_has_required_anti_affinity)
 
@@ -181,6 +199,16 @@ def _status_requests(pod: PodFacts) -> Requests:
     if not status_counts(pod.pod):
         return pod.requests  # the same, derived once
     return compute_pod_requests(pod.pod, use_status=True)
+
+
+def _non_zero_spec_requests(pod: PodFacts) -> Requests:
+    return compute_pod_requests(pod.pod, non_zero=True)
+
+
+def _non_zero_status_requests(pod: PodFacts) -> Requests:
+    if not status_counts(pod.pod):
+        return pod.non_zero_requests
+    return compute_pod_requests(pod.pod, use_status=True, non_zero=True)
 
 
 def _parse_pod(pod: KubeObject) -> PodFacts:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from drasnap.snapshot.scheduling.framework import SKIP, Proceed, Skip
 from drasnap.snapshot.scheduling.matchers import NOTHING, LabelSelector
@@ -38,6 +38,8 @@ __all__ = [
     "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH",
     "AffinityTerm",
     "InterPodAffinity",
+    "preferred_affinity_terms",
+    "preferred_anti_affinity_terms",
     "required_affinity_terms",
     "required_anti_affinity_terms",
 ]
@@ -70,29 +72,49 @@ class AffinityTerm:
         return self.selector.matches(pod.labels)
 
 
+_PREFERRED: Final = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _term(pod: PodFacts, term: Mapping[str, Any], where: str) -> AffinityTerm:
+    """One ``PodAffinityTerm`` of ``pod``, its selectors compiled (``where`` names it)."""
+    selector = LabelSelector.parse(term.get("labelSelector"), where=where + "labelSelector.")
+    keys = term.get("matchLabelKeys") or ()
+    selector = selector.with_labels({k: pod.labels[k] for k in keys if k in pod.labels})
+    keys = term.get("mismatchLabelKeys") or ()
+    selector = selector.with_labels({k: pod.labels[k] for k in keys if k in pod.labels}, "NotIn")
+    raw_ns_selector = term.get("namespaceSelector")
+    names = frozenset(str(n) for n in term.get("namespaces") or ())
+    if not names and raw_ns_selector is None:
+        names = frozenset((pod.namespace,))
+    ns_selector = (
+        NOTHING
+        if raw_ns_selector is None
+        else LabelSelector.parse(raw_ns_selector, where=where + "namespaceSelector.")
+    )
+    return AffinityTerm(names, ns_selector, selector, str(term.get("topologyKey", "")))
+
+
 def _terms(pod: PodFacts, kind: str) -> tuple[AffinityTerm, ...]:
     section = (pod.spec.get("affinity") or {}).get(kind) or {}
-    out: list[AffinityTerm] = []
-    for i, term in enumerate(section.get(_REQUIRED) or ()):
-        where = f"pod {pod.key}: spec.affinity.{kind}.{_REQUIRED}[{i}]."
-        selector = LabelSelector.parse(term.get("labelSelector"), where=where + "labelSelector.")
-        keys = term.get("matchLabelKeys") or ()
-        selector = selector.with_labels({k: pod.labels[k] for k in keys if k in pod.labels})
-        keys = term.get("mismatchLabelKeys") or ()
-        selector = selector.with_labels(
-            {k: pod.labels[k] for k in keys if k in pod.labels}, "NotIn"
+    return tuple(
+        _term(pod, term, f"pod {pod.key}: spec.affinity.{kind}.{_REQUIRED}[{i}].")
+        for i, term in enumerate(section.get(_REQUIRED) or ())
+    )
+
+
+def _weighted_terms(pod: PodFacts, kind: str) -> tuple[tuple[int, AffinityTerm], ...]:
+    section = (pod.spec.get("affinity") or {}).get(kind) or {}
+    return tuple(
+        (
+            int(term.get("weight") or 0),
+            _term(
+                pod,
+                term.get("podAffinityTerm") or {},
+                f"pod {pod.key}: spec.affinity.{kind}.{_PREFERRED}[{i}].podAffinityTerm.",
+            ),
         )
-        raw_ns_selector = term.get("namespaceSelector")
-        names = frozenset(str(n) for n in term.get("namespaces") or ())
-        if not names and raw_ns_selector is None:
-            names = frozenset((pod.namespace,))
-        ns_selector = (
-            NOTHING
-            if raw_ns_selector is None
-            else LabelSelector.parse(raw_ns_selector, where=where + "namespaceSelector.")
-        )
-        out.append(AffinityTerm(names, ns_selector, selector, str(term.get("topologyKey", ""))))
-    return tuple(out)
+        for i, term in enumerate(section.get(_PREFERRED) or ())
+    )
 
 
 def required_affinity_terms(pod: PodFacts) -> tuple[AffinityTerm, ...]:
@@ -111,6 +133,24 @@ def required_anti_affinity_terms(pod: PodFacts) -> tuple[AffinityTerm, ...]:
         ObjectValidationError: a selector is malformed.
     """
     return _terms(pod, "podAntiAffinity")
+
+
+def preferred_affinity_terms(pod: PodFacts) -> tuple[tuple[int, AffinityTerm], ...]:
+    """The pod's preferred pod affinity terms with their weights (only scoring reads them).
+
+    Raises:
+        ObjectValidationError: a selector is malformed.
+    """
+    return _weighted_terms(pod, "podAffinity")
+
+
+def preferred_anti_affinity_terms(pod: PodFacts) -> tuple[tuple[int, AffinityTerm], ...]:
+    """The pod's preferred pod anti-affinity terms with their weights.
+
+    Raises:
+        ObjectValidationError: a selector is malformed.
+    """
+    return _weighted_terms(pod, "podAntiAffinity")
 
 
 @dataclass(frozen=True, slots=True)

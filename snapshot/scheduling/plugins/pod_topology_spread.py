@@ -32,6 +32,7 @@ __all__ = [
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
     "PodTopologySpread",
     "SpreadConstraint",
+    "soft_spread_constraints",
     "spread_constraints",
 ]
 
@@ -54,15 +55,10 @@ class SpreadConstraint:
     honor_taints: bool
 
 
-def spread_constraints(pod: PodFacts) -> tuple[SpreadConstraint, ...]:
-    """The pod's DoNotSchedule constraints (``filterTopologySpreadConstraints``).
-
-    Raises:
-        ObjectValidationError: a label selector is malformed.
-    """
+def _constraints(pod: PodFacts, when: str) -> tuple[SpreadConstraint, ...]:
     out: list[SpreadConstraint] = []
     for i, c in enumerate(pod.spec.get("topologySpreadConstraints") or ()):
-        if c.get("whenUnsatisfiable") != "DoNotSchedule":
+        if c.get("whenUnsatisfiable") != when:
             continue
         where = f"pod {pod.key}: spec.topologySpreadConstraints[{i}].labelSelector."
         selector = LabelSelector.parse(c.get("labelSelector"), where=where)
@@ -78,6 +74,24 @@ def spread_constraints(pod: PodFacts) -> tuple[SpreadConstraint, ...]:
             )
         )
     return tuple(out)
+
+
+def spread_constraints(pod: PodFacts) -> tuple[SpreadConstraint, ...]:
+    """The pod's DoNotSchedule constraints (``filterTopologySpreadConstraints``).
+
+    Raises:
+        ObjectValidationError: a label selector is malformed.
+    """
+    return _constraints(pod, "DoNotSchedule")
+
+
+def soft_spread_constraints(pod: PodFacts) -> tuple[SpreadConstraint, ...]:
+    """The pod's ScheduleAnyway constraints, which only scoring reads.
+
+    Raises:
+        ObjectValidationError: a label selector is malformed.
+    """
+    return _constraints(pod, "ScheduleAnyway")
 
 
 @dataclass(frozen=True, slots=True)

@@ -286,3 +286,30 @@ def test_extended_resource_device_requests_are_named_as_upstream() -> None:
         ("container-0-request-0", "gpu-class", 1),
         ("container-1-request-1", "gpu-class", 2),
     ]
+
+
+MI = 1024**2
+
+
+def test_non_zero_requests_fill_each_containers_missing_cpu_and_memory() -> None:
+    # Scoring counts a container without a cpu/memory request at 100m / 200Mi
+    # (NonMissingContainerRequests), init containers and sidecars included; limits stand in
+    # for requests first, and an explicit 0 stays 0.
+    pod = {
+        "spec": {
+            "containers": [_c(name="a"), _c(cpu="0", name="z")],
+            "initContainers": [
+                {"name": "s", "restartPolicy": "Always"},
+                _c(cpu="500m", name="i"),
+            ],
+        }
+    }
+    # Actual: containers 0; sidecar s 0; init i 500m + sidecars 0 -> max(0, 500m) = 500m.
+    actual = compute_pod_requests(pod)
+    assert (actual.cpu, actual.memory) == (500, 0)
+    # Non-zero cpu: a 100m + z 0 + sidecar s 100m = 200m; init i 500m + s 100m = 600m
+    # -> 600m. Memory: a, z, s 200Mi each = 600Mi; i 200Mi + s 200Mi = 400Mi -> 600Mi.
+    non_zero = compute_pod_requests(pod, non_zero=True)
+    assert (non_zero.cpu, non_zero.memory) == (600, 600 * MI)
+    limited = {"spec": {"containers": [{"name": "l", "resources": {"limits": {"cpu": "2"}}}]}}
+    assert compute_pod_requests(limited, non_zero=True).cpu == 2000  # the limit, not 100m
