@@ -115,10 +115,10 @@ def run_loop(
     pod's life record (its ``created`` time ages it)."""
     cs = sim.cluster
     registered: dict[str, int] = {}
-    for node in cs.node_names():
-        group = members.get(node)
-        if group is not None:
-            registered[group] = registered.get(group, 0) + 1
+    for name in cs.node_names():
+        member_of = members.get(name)
+        if member_of is not None:
+            registered[member_of] = registered.get(member_of, 0) + 1
     decided = Decided(timed_out=update_cluster_state(state, registered, now, timers))
     for node in [n for n, until in state["unremovable"].items() if not until > now]:
         del state["unremovable"][node]  # unremovable.Nodes.Update: the recheck time came
@@ -242,9 +242,9 @@ def _scale_up(
     chosen = sim.store.get(DECISION_KIND, SCALE_UP_KEY) or {}
     if not chosen.get("node_group"):
         return None
-    group = str(chosen["node_group"])
-    count = int(chosen["added"][group])
-    return (group, count) if count > 0 else None
+    chosen_group = str(chosen["node_group"])
+    count = int(chosen["added"][chosen_group])
+    return (chosen_group, count) if count > 0 else None
 
 
 def _scale_down(

@@ -17,7 +17,7 @@ from drasnap.store import MemoryStore
 
 def test_each_scenario_has_one_plan_type_and_one_strategy() -> None:
     assert list(STRATEGIES) == list(PLANS) == list(SCENARIOS)
-    assert SCENARIOS == ("scale-up", "scale-down", "autoscale")  # the CLI's choices, in order
+    assert SCENARIOS == ("scale-up", "scale-down", "autoscale", "timeline")  # the CLI's order
 
 
 def stored_plan(settings: Settings) -> dict[str, Any]:
