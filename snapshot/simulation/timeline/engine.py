@@ -355,16 +355,12 @@ class World:
         first = (life or {}).get("incarnation_of") or key
         if controller in _RENAMES or controller in _SAME_NAME:
             again = _recreated(unbound, controller, _incarnation(first, self.lives))
-            if life is not None:
-                self.life(key, ended=now, fate="evicted")
+            self.life(key, **({} if life else _STARTED_BEFORE), ended=now, fate="evicted")
             runs = (life or {}).get("runs")
             self.arrive(again, now, created=now, runs=runs, incarnation_of=first)
             self.current[first] = key_of(again)
-        elif life is not None:
-            self.life(key, ended=now, fate="lost")
-            self.count("lost")
         else:
-            self.count("lost")
+            self.life(key, **({} if life else _STARTED_BEFORE), ended=now, fate="lost")
 
     def count(self, name: str, by: int = 1) -> None:
         self.results[name] = int(self.results.get(name, 0)) + by
@@ -448,6 +444,10 @@ class World:
         return min(later) if later else None
 
 
+#: The life of a pod that ran before the start, when something happens to it.
+_STARTED_BEFORE: dict[str, Any] = {"arrived": None, "created": None, "bound": None, "runs": None}
+
+
 def _controller_kind(pod: KubeObject) -> str | None:
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller"):
@@ -481,7 +481,6 @@ def run(sim: RunContext, plan: TimelinePlan, *, no_skip: bool = False) -> dict[s
         "placed": 0,
         "scale_ups": 0,
         "scale_downs": 0,
-        "lost": 0,
     }
     interval, steps = plan.interval_ms, plan.steps
     tick = int(progress["step"])
@@ -504,8 +503,10 @@ def run(sim: RunContext, plan: TimelinePlan, *, no_skip: bool = False) -> dict[s
             skip_to = next_tick
         if no_skip:
             next_tick = tick + 1
+        if next_tick >= steps:
+            world.advance(plan.until_ms)  # (nothing is due before the end: the clock only)
         world.save_state()
-        sim.advance(next_tick, f"t={now // 1000}s")
+        sim.advance(min(next_tick, steps), f"t={now // 1000}s")
         sim.save(min(next_tick, steps), dict(world.results), done=next_tick >= steps)
         tick = next_tick
     return dict(world.results)

@@ -207,8 +207,9 @@ def test_skipping_idle_loops_ends_on_the_digest_of_running_every_loop(tmp_path: 
         for i in range(12)
     ]
     objects = [node("n1", "cpu", 4), node("n2", "cpu", 4)]
-    skipped, _s = run_timeline(tmp_path / "a", objects, [CPU4, BIG], trace, until="1h")
-    every, _e = run_timeline(tmp_path / "b", objects, [CPU4, BIG], trace, until="1h", no_skip=True)
+    # (the same folder: the run records its input's path)
+    skipped, _s = run_timeline(tmp_path, objects, [CPU4, BIG], trace, until="1h")
+    every, _e = run_timeline(tmp_path, objects, [CPU4, BIG], trace, until="1h", no_skip=True)
     assert skipped.state_digest == every.state_digest
     assert skipped.result == every.result
     assert skipped.counters == every.counters
