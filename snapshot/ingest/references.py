@@ -49,10 +49,14 @@ def check_dra_objects(
     *,
     features: Mapping[str, bool] | None = None,
     taint_rules: Iterable[Obj] = (),
+    class_names: Iterable[str] = (),
 ) -> None:
     """Every field of the classes, claims, templates and slices is one the allocator implements
     (under ``features``, Kubernetes 1.36's gates by default), every DeviceClass a claim or
     claim template names exists, and every CEL selector compiles.
+
+    ``class_names``: DeviceClasses that exist besides ``classes``, known by name only (those of
+    a starting cluster, already checked, when a trace creates claims later).
 
     Raises:
         ObjectValidationError: the first object that fails, with its kind, name and field.
@@ -77,7 +81,7 @@ def check_dra_objects(
             problems = unsupported_fields(obj, features, kind=kind)
             if problems:
                 raise ObjectValidationError(problems[0], kind=kind, name=_name(obj))
-    known: dict[str, Obj] = {}
+    known: dict[str, Obj | None] = dict.fromkeys(class_names)
     for device_class in classes:
         name = raw_name(device_class)
         known[name] = device_class

@@ -1,0 +1,18 @@
+"""The workload of a timeline (``drasnap simulate timeline --trace``): what arrives and leaves
+when, read from a file and checked before the run starts (``docs/timelines.md`` 2.10).
+
+:mod:`.events` holds what every reader produces (:class:`Trace`, :class:`TraceEvent`);
+:mod:`.jsonl` reads drasnap's own JSON Lines format.
+"""
+
+from drasnap.snapshot.simulation.traces.events import (
+    CREATE,
+    DELETE,
+    OPS,
+    TRACE_KINDS,
+    Trace,
+    TraceEvent,
+)
+from drasnap.snapshot.simulation.traces.jsonl import read_jsonl
+
+__all__ = ["CREATE", "DELETE", "OPS", "TRACE_KINDS", "Trace", "TraceEvent", "read_jsonl"]
