@@ -35,7 +35,7 @@ from drasnap.snapshot.errors import ManifestError, ObjectValidationError, Scenar
 from drasnap.snapshot.ingest.limits import read_input
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
 from drasnap.snapshot.simulation.inputs import NodeGroup, StartingObjects
-from drasnap.snapshot.simulation.settings import Settings
+from drasnap.snapshot.simulation.settings import TAKES, Settings
 
 _AUTOSCALER_TAINTS = ("ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler")
 _CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
@@ -52,6 +52,12 @@ def files_digest(source_digest: str, *files: str | None) -> str:
     return h.hexdigest()
 
 
+#: A node group's fields only a timeline reads (docs/timelines.md 2.1): its price per node-hour,
+#: how long its nodes take to become Ready (else --node-provision-time), and ``provisioning:
+#: fail`` for a group whose scale-ups never deliver a node.
+TIMELINE_GROUP_FIELDS = frozenset({"cost", "nodeProvisionTime", "provisioning"})
+
+
 def configure(cluster: StartingObjects, settings: Settings) -> StartingObjects:
     """Apply the node-group and priority files of ``settings`` to ``cluster``.
 
@@ -59,7 +65,8 @@ def configure(cluster: StartingObjects, settings: Settings) -> StartingObjects:
         ScenarioError: a file is unreadable or not in its shape.
     """
     if settings.node_groups_file is not None:
-        cluster.groups = _node_groups(Path(settings.node_groups_file), cluster)
+        timeline = "node_provision_time" in TAKES[settings.scenario]
+        cluster.groups = _node_groups(Path(settings.node_groups_file), cluster, timeline)
     point = settings.sweep or {}
     if point.get("node_groups"):
         cluster.groups = changed_groups(cluster, point["node_groups"], str(point["where"]))
@@ -84,7 +91,7 @@ def sanitized(group: NodeGroup) -> NodeGroup:
         spec.pop("taints", None)
     spec.pop("unschedulable", None)
     node = {**group.node, "spec": spec}
-    return NodeGroup(group.name, node, group.slices, group.min_size, group.max_size)
+    return NodeGroup(group.name, node, group.slices, group.min_size, group.max_size, group.options)
 
 
 def _read_yaml(path: Path) -> Any:
@@ -147,15 +154,38 @@ def changed_groups(
     return list(groups.values())
 
 
-def _node_groups(path: Path, cluster: StartingObjects) -> list[NodeGroup]:
+def _node_groups(path: Path, cluster: StartingObjects, timeline: bool) -> list[NodeGroup]:
     data = _read_yaml(path)
     entries = data.get("nodeGroups") if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
         raise ScenarioError(f"{path}: expected nodeGroups: a list of node groups")
-    return _parse_groups(str(path), entries, cluster)
+    return _parse_groups(str(path), entries, cluster, timeline=timeline)
 
 
-def _parse_groups(path: str, entries: list[Any], cluster: StartingObjects) -> list[NodeGroup]:
+def _group_options(path: str, name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """A timeline group's own fields, checked (TIMELINE_GROUP_FIELDS)."""
+    from drasnap.snapshot.simulation.durations import format_duration, parse_duration
+
+    options: dict[str, Any] = {}
+    where = f"{path}: node group {name!r}"
+    if "cost" in entry:
+        cost = entry["cost"]
+        if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost >= 0:
+            raise ScenarioError(f"{where}: cost must be a number >= 0 (per node-hour)")
+        options["cost"] = float(cost)
+    if "nodeProvisionTime" in entry:
+        ms = parse_duration(str(entry["nodeProvisionTime"]), f"{where}: nodeProvisionTime")
+        options["nodeProvisionTime"] = format_duration(ms)
+    if "provisioning" in entry:
+        if entry["provisioning"] not in ("ok", "fail"):
+            raise ScenarioError(f"{where}: provisioning must be ok or fail")
+        options["provisioning"] = entry["provisioning"]
+    return options
+
+
+def _parse_groups(
+    path: str, entries: list[Any], cluster: StartingObjects, *, timeline: bool = False
+) -> list[NodeGroup]:
     nodes = {name_of(node): (node, slices) for node, slices, _pods in cluster.nodes}
     groups: list[NodeGroup] = []
     for i, entry in enumerate(entries):
@@ -164,7 +194,8 @@ def _parse_groups(path: str, entries: list[Any], cluster: StartingObjects) -> li
         name = entry["name"]
         if any(g.name == name for g in groups):
             raise ScenarioError(f"{path}: node group {name!r} is defined twice")
-        unknown = sorted(set(entry) - {"name", "minSize", "maxSize", "node", "slices"})
+        fields = {"name", "minSize", "maxSize", "node", "slices"}
+        unknown = sorted(set(entry) - fields - (TIMELINE_GROUP_FIELDS if timeline else set()))
         if unknown:
             raise ScenarioError(
                 f"{path}: node group {name!r}: unknown field(s) {', '.join(unknown)}"
@@ -189,7 +220,8 @@ def _parse_groups(path: str, entries: list[Any], cluster: StartingObjects) -> li
             raise ScenarioError(
                 f"{path}: node group {name!r}: node must name a node of --from or be a Node"
             )
-        groups.append(NodeGroup(name, template, list(slices), low, high))
+        options = _group_options(path, name, entry) if timeline else {}
+        groups.append(NodeGroup(name, template, list(slices), low, high, options))
     return groups
 
 

@@ -35,6 +35,8 @@ class NodeGroup:
     slices: list[KubeObject]
     min_size: int = 0  # autoscale: scale-down keeps at least this many nodes
     max_size: int | None = None  # autoscale: scale-up grows the group to at most this many
+    # timeline: the node-groups file's cost (per node-hour), nodeProvisionTime, provisioning
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 def group_of(node: KubeObject) -> str | None:

@@ -30,6 +30,7 @@ from drasnap.snapshot.controllers.claim_templates import claims_from_templates
 from drasnap.snapshot.errors import ScenarioError
 from drasnap.snapshot.k8s.kinds import key_of, namespace_or_default
 from drasnap.snapshot.k8s.objects import KubeObject, name_of
+from drasnap.snapshot.simulation.durations import parse_duration
 from drasnap.snapshot.simulation.inputs import NodeGroup, instantiate
 from drasnap.snapshot.simulation.plans import TimelinePlan
 from drasnap.snapshot.simulation.record import RunContext
@@ -130,7 +131,8 @@ class World:
             heapq.heappop(self.ends)  # ended otherwise (deleted, evicted) before its run's end
         if self.ends:
             times.append(self.ends[0][0])
-        times += [int(i["ready_at"]) for i in self.state["instances"].values() if i["ready_at"]]
+        instances = self.state["instances"].values()
+        times += [int(i["ready_at"]) for i in instances if i["ready_at"] is not None]
         times += [int(at) for at in self.state["deleting"].values()]
         return min(times) if times else None
 
@@ -158,7 +160,7 @@ class World:
         waiting = sorted(
             (i["serial"], name, i["group"])
             for name, i in self.state["instances"].items()
-            if i["ready_at"] == now
+            if i["ready_at"] is not None and i["ready_at"] == now
         )
         for _serial, name, group in waiting:
             node, slices = instantiate(self.by_group[group], name)
@@ -305,7 +307,12 @@ class World:
         provision time, and clusterstate's request."""
         state = self.state
         state["target"][group] = int(state["target"].get(group, 0)) + count
-        provision = self.timers.node_provision_time
+        options = self.plan.group_options.get(group, {})
+        provision: int | None = self.timers.node_provision_time
+        if "nodeProvisionTime" in options:
+            provision = parse_duration(options["nodeProvisionTime"], "nodeProvisionTime")
+        if options.get("provisioning") == "fail":
+            provision = None  # the cloud accepts the new target and never delivers a node
         for _ in range(count):
             serial = int(state["serial"].get(group, 0))
             state["serial"][group] = serial + 1
@@ -313,7 +320,7 @@ class World:
             state["instances"][name] = {
                 "group": group,
                 "serial": serial,
-                "ready_at": now + provision,
+                "ready_at": None if provision is None else now + provision,
             }
             self.store.put(
                 NODE_LIFE, name, {"group": group, "requested": now, "ready": None, "deleted": None}

@@ -107,7 +107,7 @@ def setup(
     return TimelinePlan(
         settings,
         groups=[g.name for g in start.groups],
-        group_options={},
+        group_options={g.name: dict(g.options) for g in start.groups if g.options},
         priorities=sorted([p, list(patterns)] for p, patterns in (start.priorities or {}).items()),
         trace={
             "path": trace.path,

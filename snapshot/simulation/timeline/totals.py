@@ -51,8 +51,13 @@ def totals(store: _Reader, plan: TimelinePlan) -> dict[str, Any]:
             never += 1
         if life.get("fate") == "lost":
             lost += 1
+    costs = {g: o["cost"] for g, o in plan.group_options.items() if "cost" in o}
     return {
         "until_s": end / 1000,
+        # (groups without a cost: not counted; the summary says which have one)
+        "cluster_cost": round(sum(node_hours[g] * c for g, c in costs.items()), 6)
+        if costs
+        else None,
         "node_hours": {g: round(h, 6) for g, h in node_hours.items()},
         "ready_node_hours": {g: round(h, 6) for g, h in ready_hours.items()},
         "nodes_final": count_final,

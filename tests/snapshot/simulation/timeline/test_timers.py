@@ -213,3 +213,35 @@ def test_skipping_idle_loops_ends_on_the_digest_of_running_every_loop(tmp_path: 
     assert skipped.state_digest == every.state_digest
     assert skipped.result == every.result
     assert skipped.counters == every.counters
+
+
+def test_a_group_that_never_delivers_is_backed_off_and_the_next_group_scales_up(
+    tmp_path: Path,
+) -> None:
+    # g (preferred by the priority expander) never delivers: its scale-up at 10s times out in
+    # the first loop strictly after 15m10s, 15m20s; g is backed off, so that same loop the
+    # expander takes h.
+    priorities = tmp_path / "priorities.yaml"
+    priorities.write_text("10: [g]\n1: [h]\n")
+    g = {**group_entry("g", 8), "provisioning": "fail"}
+    _o, store = run_timeline(
+        tmp_path,
+        [],
+        [g, group_entry("h", 8)],
+        [create(1, pod("p", "8"))],
+        until="18m",
+        expander="priority",
+        expander_priorities=str(priorities),
+    )
+    assert scale_up_times(store) == [(minutes("10s"), {"g": 1}), (minutes("15m20s"), {"h": 1})]
+    assert life(store, "default/p")["bound"] == minutes("17m20s")  # h's node, 2m later
+
+
+def test_node_hours_and_cost_run_from_the_request_to_the_deletion(tmp_path: Path) -> None:
+    # The empty starting node e (cost 3 per node-hour) is deleted at 10m15s: 10m15s of 1h,
+    # 0.1708333 node-hours, costing 0.5125.
+    outcome, _store = run_timeline(
+        tmp_path, [node("e", "cpu", 4)], [{**CPU4, "cost": 3}], [], until="1h"
+    )
+    assert outcome.result["node_hours"] == {"cpu": round(615 / 3600, 6)}
+    assert outcome.result["cluster_cost"] == round(615 / 3600 * 3, 6)
