@@ -89,3 +89,20 @@ def test_feasible_nodes_refuses_a_placed_pod_and_an_unknown_node() -> None:
         cs.feasible_nodes(placed)
     with pytest.raises(NotFoundError, match="'ghost'"):
         cs.feasible_nodes(pod("new"), ["ghost"])
+
+
+def test_non_zero_requests_follow_placements_forks_and_reverts() -> None:
+    # n1 runs a pod without requests: 100m / 200Mi counted for scoring (0 / 0 for the filters).
+    mi = 1024**2
+    cs = ClusterSnapshot(MemoryStore())
+    cs.add_node(node("n1"), pods=[pod("idle", node_name="n1")])
+    assert (cs.non_zero_requested("n1").cpu, cs.non_zero_requested("n1").memory) == (100, 200 * mi)
+    assert (cs.requested("n1").cpu, cs.requested("n1").memory) == (0, 0)
+    cs.fork()
+    cs.schedule_pod(pod("busy", requests={"cpu": "1"}), "n1")
+    # + 1000m and a defaulted 200Mi: 1100m / 400Mi.
+    assert (cs.non_zero_requested("n1").cpu, cs.non_zero_requested("n1").memory) == (1100, 400 * mi)
+    cs.revert()
+    assert (cs.non_zero_requested("n1").cpu, cs.non_zero_requested("n1").memory) == (100, 200 * mi)
+    cs.unschedule_pod("default", "idle")
+    assert cs.non_zero_requested("n1").cpu == 0
