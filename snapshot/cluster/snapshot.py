@@ -235,6 +235,17 @@ class ClusterSnapshot(Closing):
         """What the pods on node ``name`` request together (``NodeInfo.Requested``)."""
         return self._pods.requested.get(name, _NOTHING)
 
+    def non_zero_requested(self, name: str) -> Requests:
+        """The scoring plugins' requests of node ``name``'s pods (``NodeInfo.NonZeroRequested``),
+        summed when first asked after its pods changed."""
+        total = self._pods.non_zero.get(name)
+        if total is None:
+            total = _NOTHING
+            for pod in self.pods_on_node(name):
+                total = total + pod_facts(pod).placed_non_zero_requests
+            self._pods.non_zero[name] = total
+        return total
+
     def pods_with_required_anti_affinity(self) -> Iterable[tuple[KubeObject, str]]:
         if not self._pods.anti_affinity:
             return ()  # the usual case, read for every pod placed

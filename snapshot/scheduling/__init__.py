@@ -21,6 +21,10 @@ the placement Reserve writes, with upstream's reasons; the cluster snapshot give
 claims, slices and classes and runs the allocator for it, as upstream's ``SharedDRAManager``:
 ``plugins.dynamic_resources.DraManager``).
 
+Scoring (module ``scoring``, not re-exported here): the default profile's Score plugins and
+weights, ``scores``/``best_node`` over a pod's feasible nodes, ``unsupported_scoring`` for
+what it does not model (PodTopologySpread's system default constraints).
+
 Warned about by ``pod_warnings`` (see ``unsupported``): scheduling gates, volumes needing the
 volume plugins, RuntimeClass lookups, other scheduler names, comparison tolerations, node
 declared features, resource names the scheduler ignores, malformed node affinity terms,

@@ -64,7 +64,6 @@ from drasnap.snapshot.errors import ArgumentError, NotFoundError, SchedulingErro
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.scheduling.matchers import (
     PreferredNodeAffinity,
-    first_untolerated,
     parse_tolerations,
     term_error,
 )
@@ -75,10 +74,9 @@ from drasnap.snapshot.scheduling.plugins.inter_pod_affinity import (
 )
 from drasnap.snapshot.scheduling.plugins.node_affinity import required_node_affinity
 from drasnap.snapshot.scheduling.plugins.pod_topology_spread import (
-    SpreadConstraint,
+    count_matching,
     soft_spread_constraints,
 )
-from drasnap.snapshot.scheduling.resources import Requests
 from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, node_facts, pod_facts
 
 __all__ = [
@@ -147,13 +145,6 @@ _SCORERS: Final[Mapping[str, Callable[[int, int], int]]] = {
 }
 
 
-def _non_zero_requested(view: ClusterView, name: str) -> Requests:
-    total = Requests()
-    for placed in view.pods_on_node(name):
-        total = total + pod_facts(placed).placed_non_zero_requests
-    return total
-
-
 def _resource_fit(
     view: ClusterView, pod: PodFacts, nodes: list[NodeFacts], strategy: str
 ) -> Scores:
@@ -162,7 +153,7 @@ def _resource_fit(
     out: Scores = {}
     for node in nodes:
         have = node.allocatable
-        used = _non_zero_requested(view, node.name)
+        used = view.non_zero_requested(node.name)
         total = counted = 0
         for allocatable, requested in (
             (have.cpu, used.cpu + want.cpu),
@@ -246,20 +237,6 @@ def _go_round(value: float) -> int:
     return int(whole) + (1 if value - whole >= 0.5 else 0)
 
 
-def _count_matching(pods: Sequence[KubeObject], c: SpreadConstraint, namespace: str) -> int:
-    """``countPodsMatchSelector``: a selector with no requirement counts nothing."""
-    if not c.selector.requirements and not c.selector.nothing:
-        return 0
-    count = 0
-    for placed in pods:
-        other = pod_facts(placed)
-        if other.terminating or other.namespace != namespace:
-            continue
-        if c.selector.matches(other.labels):
-            count += 1
-    return count
-
-
 def _topology_spread(view: ClusterView, pod: PodFacts, nodes: list[NodeFacts]) -> Scores:
     zero = dict.fromkeys((n.name for n in nodes), 0)
     if not pod.spec.get("topologySpreadConstraints"):
@@ -288,24 +265,23 @@ def _topology_spread(view: ClusterView, pod: PodFacts, nodes: list[NodeFacts]) -
         node = node_facts(raw_node)
         if any(k not in node.labels for k in keys):
             continue
-        pods: Sequence[KubeObject] | None = None
+        pods: list[PodFacts] | None = None
         for c, counts in zip(constraints, domains, strict=True):
-            if c.honor_affinity and not affinity.matches(node.name, node.labels):
-                continue
-            if c.honor_taints and first_untolerated(node.taints, tolerations) is not None:
+            if not c.includes(node, affinity, tolerations):
                 continue
             value = node.labels[c.topology_key]
             if value not in counts:
                 continue  # not a domain of a scored node (hostname: counted per node below)
             if pods is None:
-                pods = view.pods_on_node(name)
-            counts[value] += _count_matching(pods, c, pod.namespace)
+                pods = [pod_facts(p) for p in view.pods_on_node(name)]
+            counts[value] += count_matching(pods, c.selector, pod.namespace)
     raw: Scores = {}
     for node in kept:
         total = 0.0
         for c, counts, weight in zip(constraints, domains, weights, strict=True):
             if c.topology_key == HOSTNAME:
-                count = _count_matching(view.pods_on_node(node.name), c, pod.namespace)
+                placed = (pod_facts(p) for p in view.pods_on_node(node.name))
+                count = count_matching(placed, c.selector, pod.namespace)
             else:
                 count = counts[node.labels[c.topology_key]]
             total += float(count) * weight + float(c.max_skew - 1)

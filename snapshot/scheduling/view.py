@@ -55,6 +55,8 @@ class ClusterView(Protocol):
     ``requested(name)`` is the sum of ``PodFacts.placed_requests`` over the node's pods
     (``pods`` = their number), what the scheduler's ``NodeInfo.Requested`` holds; keep it
     incrementally (it is read for every node a pod is tried on).
+    ``non_zero_requested(name)`` is the sum of ``PodFacts.placed_non_zero_requests``
+    (``NodeInfo.NonZeroRequested``), read by scoring only (``scheduling.scoring``).
     ``pods_with_required_anti_affinity`` yields ``(pod, node name)`` for every placed pod with
     required pod anti-affinity terms (``PodFacts.has_required_anti_affinity``); keep an index:
     InterPodAffinity's PreFilter reads it for every pod, and it is usually empty.
@@ -69,6 +71,8 @@ class ClusterView(Protocol):
     def pods_on_node(self, name: str) -> Sequence[KubeObject]: ...
 
     def requested(self, name: str) -> Requests: ...
+
+    def non_zero_requested(self, name: str) -> Requests: ...
 
     def pods_with_required_anti_affinity(self) -> Iterable[tuple[KubeObject, str]]: ...
 
@@ -272,6 +276,12 @@ class StaticCluster:
         total = Requests()
         for pod in self._pods.get(name, ()):
             total = total + pod_facts(pod).placed_requests
+        return total
+
+    def non_zero_requested(self, name: str) -> Requests:
+        total = Requests()
+        for pod in self._pods.get(name, ()):
+            total = total + pod_facts(pod).placed_non_zero_requests
         return total
 
     def pods_with_required_anti_affinity(self) -> Iterable[tuple[KubeObject, str]]:

@@ -2,7 +2,8 @@
 
 ``pkg/scheduler/framework/plugins/podtopologyspread/filtering.go`` and ``common.go``.
 PreFilter counts, per constraint and topology value, the pods in the pod's namespace that
-match the constraint's selector (terminating pods excluded) on the nodes that carry every
+match the constraint's selector (terminating pods excluded; a selector with no requirement,
+``{}``, counts none: `count_matching`) on the nodes that carry every
 constraint's topology key and that the constraint's node inclusion policies admit
 (``nodeAffinityPolicy`` defaults to Honor: the pod's node selector and required node affinity
 must match; ``nodeTaintsPolicy`` defaults to Ignore; Honor: the node's NoSchedule/NoExecute
@@ -18,12 +19,18 @@ only score, and are ignored here as a filter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from drasnap.snapshot.scheduling.framework import SKIP, Proceed, Skip
-from drasnap.snapshot.scheduling.matchers import LabelSelector, first_untolerated, parse_tolerations
+from drasnap.snapshot.scheduling.matchers import (
+    LabelSelector,
+    RequiredNodeAffinity,
+    Toleration,
+    first_untolerated,
+    parse_tolerations,
+)
 from drasnap.snapshot.scheduling.plugins.node_affinity import required_node_affinity
 from drasnap.snapshot.scheduling.view import ClusterView, NodeFacts, PodFacts, node_facts, pod_facts
 
@@ -32,6 +39,7 @@ __all__ = [
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
     "PodTopologySpread",
     "SpreadConstraint",
+    "count_matching",
     "soft_spread_constraints",
     "spread_constraints",
 ]
@@ -53,6 +61,29 @@ class SpreadConstraint:
     min_domains: int
     honor_affinity: bool
     honor_taints: bool
+
+    def includes(
+        self, node: NodeFacts, affinity: RequiredNodeAffinity, tolerations: Sequence[Toleration]
+    ) -> bool:
+        """Whether the node's pods count (``matchNodeInclusionPolicies``): ``affinity`` and
+        ``tolerations`` are the incoming pod's."""
+        if self.honor_affinity and not affinity.matches(node.name, node.labels):
+            return False
+        return not (self.honor_taints and first_untolerated(node.taints, tolerations) is not None)
+
+
+def count_matching(pods: Iterable[PodFacts], selector: LabelSelector, namespace: str) -> int:
+    """``countPodsMatchSelector``: the pods of ``namespace``, not terminating, that
+    ``selector`` matches; a selector with no requirement (``labelSelector: {}``) counts none,
+    as upstream's ``selector.Empty()`` check does (the incoming pod still matches it itself).
+    """
+    if not selector.requirements:
+        return 0  # EVERYTHING counts none; NOTHING matches none anyway
+    return sum(
+        1
+        for other in pods
+        if not other.terminating and other.namespace == namespace and selector.matches(other.labels)
+    )
 
 
 def _constraints(pod: PodFacts, when: str) -> tuple[SpreadConstraint, ...]:
@@ -118,17 +149,9 @@ def _count(
             continue
         pods = [pod_facts(p) for p in cluster.pods_on_node(name)]
         for i, c in enumerate(constraints):
-            if c.honor_affinity and not affinity.matches(node.name, node.labels):
+            if not c.includes(node, affinity, tolerations):
                 continue
-            if c.honor_taints and first_untolerated(node.taints, tolerations) is not None:
-                continue
-            matched = sum(
-                1
-                for other in pods
-                if not other.terminating
-                and other.namespace == pod.namespace
-                and c.selector.matches(other.labels)
-            )
+            matched = count_matching(pods, c.selector, pod.namespace)
             value = node.labels[c.topology_key]
             counts[i][value] = counts[i].get(value, 0) + matched
     minimum = tuple(min(c.values(), default=_MAX_INT32) for c in counts)

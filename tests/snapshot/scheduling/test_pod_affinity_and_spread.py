@@ -313,6 +313,15 @@ SPREAD_CASES = [
         [_foo("p-x1", "node-x")],
         {"node-a": None, "node-x": SPREAD},
     ),
+    # An empty selector ({}) counts no existing pod (countPodsMatchSelector returns 0 for
+    # selector.Empty()), though the pod still matches it itself: zone1's three pods do not
+    # count, skew 0 + 1 - 0 = 1 everywhere.
+    (
+        "empty-selector-counts-no-pod",
+        _spread(labelSelector={}),
+        [_foo("p-a1", "node-a"), _foo("p-a2", "node-a"), _foo("p-b1", "node-b")],
+        {"node-a": None, "node-b": None, "node-x": None, "node-y": None},
+    ),
 ]
 
 
