@@ -40,6 +40,7 @@ from drasnap.snapshot.simulation import (
     ON_GIVEN_CLUSTER,
     SCORING,
     TIMELINE_FLAGS,
+    TIMELINE_LIMITS,
     Settings,
     refused_settings,
 )
@@ -164,6 +165,15 @@ def _timeline_options(command: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             metavar="DURATION",
             help=f"timeline: {what}.",
+        )(command)
+    for name, (default, what) in reversed(TIMELINE_LIMITS.items()):
+        command = click.option(
+            f"--{name.replace('_', '-')}",
+            name,
+            type=type(default),
+            default=default,
+            show_default=True,
+            help=f"timeline, the cluster-autoscaler's flag: {what}.",
         )(command)
     return command
 
@@ -416,7 +426,7 @@ def simulate_cmd(
             "trace": str(trace.resolve()) if trace else None,
             "until": until,
             "scheduler_scoring": scheduler_scoring,
-            **{name: flags[name] for name in TIMELINE_FLAGS},
+            **{name: flags[name] for name in (*TIMELINE_FLAGS, *TIMELINE_LIMITS)},
         }
     sizes = {"pods": pods, "nodes": nodes, "pods_per_node": pods_per_node}
     settings = Settings.preset(

@@ -24,6 +24,7 @@ __all__ = [
     "SCENARIOS",
     "SCORING",
     "TIMELINE_FLAGS",
+    "TIMELINE_LIMITS",
     "ProgressCallback",
     "Settings",
     "StopRequest",
@@ -102,8 +103,21 @@ TIMELINE_FLAGS: dict[str, tuple[str, str]] = {
     ),
     "node_provision_time": ("2m0s", "drasnap: how long a new node takes to become Ready"),
 }
+#: The cluster-autoscaler's limits on the whole cluster, by its names and defaults (a timeline's:
+#: docs/timelines.md 1.4): setting -> (default, what it decides).
+TIMELINE_LIMITS: dict[str, tuple[int | str, str]] = {
+    "max_nodes_total": (0, "no scale-up past this many nodes in all (0: no limit)"),
+    "cores_total": ("0:320000", "MIN:MAX cores of all nodes: scale-up and scale-down keep within"),
+    "memory_total": ("0:6400000", "MIN:MAX GiB of all nodes: scale-up and scale-down keep within"),
+}
 #: The timeline's settings: its flags, the trace, the end and the scheduler's scoring.
-TIMELINE_SETTINGS = ("trace", "until", "scheduler_scoring", *TIMELINE_FLAGS)
+TIMELINE_SETTINGS = (
+    "trace",
+    "until",
+    "scheduler_scoring",
+    *TIMELINE_FLAGS,
+    *TIMELINE_LIMITS,
+)
 #: The scheduler's scoring strategies (NodeResourcesFit's, kube-scheduler's names).
 SCORING = ("LeastAllocated", "MostAllocated")
 AUTOSCALE_SETTINGS = (
@@ -262,6 +276,9 @@ class Settings:
     max_node_group_backoff_duration: str = "30m0s"
     node_group_backoff_reset_timeout: str = "3h0m0s"
     node_provision_time: str = "2m0s"
+    max_nodes_total: int = 0
+    cores_total: str = "0:320000"
+    memory_total: str = "0:6400000"
 
     @classmethod
     def preset(cls, scenario: str, *, dra: bool = True, **given: Any) -> Settings:
@@ -392,6 +409,10 @@ class Settings:
             raise ScenarioError(f"--scan-interval must be more than 0, got {self.scan_interval}")
         if self.until is not None:
             parse_duration(self.until, "--until")
+        if self.max_nodes_total < 0:
+            raise ScenarioError(f"--max-nodes-total must be at least 0, got {self.max_nodes_total}")
+        for name in ("cores_total", "memory_total"):
+            limit_range(getattr(self, name), f"--{name.replace('_', '-')}")
         if self.scheduler_scoring not in SCORING:
             raise ScenarioError(
                 f"unknown --scheduler-scoring {self.scheduler_scoring!r}: choose "
@@ -424,6 +445,16 @@ class Settings:
 
 #: The settings of a sweep's points (recorded only when set; no ``simulate`` option gives them).
 _SWEEP_SETTINGS = ("extra_manifests", "sweep")
+
+
+def limit_range(text: str, option: str) -> tuple[int, int]:
+    """``MIN:MAX`` as CA's --cores-total and --memory-total take it (whole numbers)."""
+    low, sep, high = str(text).partition(":")
+    if not sep or not low.strip().isdigit() or not high.strip().isdigit():
+        raise ScenarioError(f"{option}: expected MIN:MAX in whole numbers, got {text!r}")
+    if int(low) > int(high):
+        raise ScenarioError(f"{option}: MIN {low} is more than MAX {high}")
+    return int(low), int(high)
 
 
 #: Settings whose option is not named after them.

@@ -4,7 +4,7 @@ kept gets its reason where it is decided (:class:`Kept`), never parsed back from
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,12 +182,15 @@ def nodes_to_delete(
     results: dict[str, Any],
     unneeded: list[dict[str, Any]],
     kept: dict[str, Kept],
+    quota: Callable[[str], Kept | None] | None = None,
 ) -> list[str]:
     """Of the unneeded nodes, those deleted in this loop, in order; the others get their
     reason in ``kept``. Empty nodes first (``core/scaledown/unneeded/nodes.go``, RemovableAt:
     they use a group's allowance above minSize first), then those to drain; then the budgets
     (``core/scaledown/budgets/budgets.go``, CropNodes): at most --max-scale-down-parallelism
-    in all, of which at most --max-drain-parallelism need draining."""
+    in all, of which at most --max-drain-parallelism need draining. ``quota``: why a node would
+    take the cluster under a minimum resource limit (``MinimalResourceLimitExceeded``), asked
+    after the group's minimum size; it counts the node as gone when it says None."""
     sizes = {g: group_size(plan, results, g) for g in plan.groups}
     mins = {g.name: g.min_size for g in groups}
     total = int(flag(plan, "max_scale_down_parallelism"))
@@ -205,6 +208,10 @@ def nodes_to_delete(
                 UnremovableReason.NodeGroupMinSizeReached,
                 f"node group {group} is at its minimum size ({mins.get(group, 0)})",
             )
+            continue
+        over = quota(node) if quota is not None else None  # the minimum resource limits
+        if over is not None:
+            kept[node] = over
             continue
         sizes[group] -= 1
         if len(chosen) >= total:
