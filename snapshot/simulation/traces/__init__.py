@@ -2,7 +2,8 @@
 when, read from a file and checked before the run starts (``docs/timelines.md`` 2.10).
 
 :mod:`.events` holds what every reader produces (:class:`Trace`, :class:`TraceEvent`);
-:mod:`.jsonl` reads drasnap's own JSON Lines format.
+:mod:`.jsonl` reads drasnap's own JSON Lines format; :mod:`.generator` makes Poisson arrivals
+from a SPEC (``--trace gen:SPEC``).
 """
 
 from drasnap.snapshot.simulation.traces.events import (
@@ -13,6 +14,16 @@ from drasnap.snapshot.simulation.traces.events import (
     Trace,
     TraceEvent,
 )
+from drasnap.snapshot.simulation.traces.generator import generate
 from drasnap.snapshot.simulation.traces.jsonl import read_jsonl
 
-__all__ = ["CREATE", "DELETE", "OPS", "TRACE_KINDS", "Trace", "TraceEvent", "read_jsonl"]
+__all__ = [
+    "CREATE",
+    "DELETE",
+    "OPS",
+    "TRACE_KINDS",
+    "Trace",
+    "TraceEvent",
+    "generate",
+    "read_jsonl",
+]
