@@ -41,6 +41,8 @@ from drasnap.snapshot.simulation import (
     SCORING,
     TIMELINE_FLAGS,
     TIMELINE_LIMITS,
+    UNMODELLED_CA_FLAGS,
+    UNMODELLED_TIMELINE,
     Settings,
     refused_settings,
 )
@@ -166,16 +168,57 @@ def _timeline_options(command: Callable[..., Any]) -> Callable[..., Any]:
             metavar="DURATION",
             help=f"timeline: {what}.",
         )(command)
-    for name, (default, what) in reversed(TIMELINE_LIMITS.items()):
+    for name, (limit, what) in reversed(TIMELINE_LIMITS.items()):
         command = click.option(
             f"--{name.replace('_', '-')}",
             name,
-            type=type(default),
-            default=default,
+            type=type(limit),
+            default=limit,
             show_default=True,
             help=f"timeline, the cluster-autoscaler's flag: {what}.",
         )(command)
     return command
+
+
+def _unmodelled_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The cluster-autoscaler flags drasnap does not model: accepted at CA's default (a
+    command line copied from a deployment), refused by name otherwise."""
+
+    def refuse(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is None or param.name is None:
+            return
+        default, why = {**UNMODELLED_CA_FLAGS, **UNMODELLED_TIMELINE}[param.name]
+        if _same_flag_value(value, default):
+            return
+        raise click.UsageError(
+            f"{param.opts[0]}={value}: not modelled by drasnap ({why}); leave it out or give "
+            f"its default, {default}"
+        )
+
+    for name in [*UNMODELLED_CA_FLAGS, *UNMODELLED_TIMELINE]:
+        command = click.option(
+            f"--{name.replace('_', '-')}",
+            name,
+            is_flag=False,
+            flag_value="true",
+            default=None,
+            hidden=True,
+            expose_value=False,
+            callback=refuse,
+        )(command)
+    return command
+
+
+def _same_flag_value(value: str, default: str) -> bool:
+    """Whether a flag's value is its default: the same word, number or duration."""
+    if value.strip().lower() == default:
+        return True
+    from drasnap.snapshot.simulation import parse_duration
+
+    try:
+        return parse_duration(value, "") == parse_duration(default, "")
+    except ScenarioError:  # not a duration: another value
+        return False
 
 
 @click.command(name="simulate", epilog=f"Limits: {_LIMITS_HELP}.")
@@ -331,6 +374,7 @@ def _timeline_options(command: Callable[..., Any]) -> Callable[..., Any]:
     help="timeline: run every loop, idle ones too (the same result, slower: a check).",
 )
 @_timeline_options
+@_unmodelled_options
 @_ca_flag_options
 @json_option
 @click.pass_context

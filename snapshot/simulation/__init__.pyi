@@ -4,6 +4,7 @@ from . import generated
 from .autoscale.records import decisions_so_far
 from .autoscale_config import files_digest
 from .comparison import COMPARE_COLUMNS, compare_cell
+from .durations import format_duration, parse_duration
 from .explain import explain_pod_devices
 from .export import write_state
 from .inputs import StartingObjects, source_digest
@@ -31,6 +32,8 @@ from .settings import (
     SCORING,
     TIMELINE_FLAGS,
     TIMELINE_LIMITS,
+    UNMODELLED_CA_FLAGS,
+    UNMODELLED_TIMELINE,
     ProgressCallback,
     Settings,
     StopRequest,
@@ -66,6 +69,8 @@ __all__ = [
     "SIM_KIND",
     "TIMELINE_FLAGS",
     "TIMELINE_LIMITS",
+    "UNMODELLED_CA_FLAGS",
+    "UNMODELLED_TIMELINE",
     "Outcome",
     "Point",
     "PointResult",
@@ -86,12 +91,14 @@ __all__ = [
     "explain_pod_devices",
     "files_digest",
     "find_run",
+    "format_duration",
     "fresh_name",
     "generated",
     "job_manifests",
     "list_runs",
     "load_sweep",
     "newest_unfinished",
+    "parse_duration",
     "prepare",
     "refused_settings",
     "run_point",

@@ -17,13 +17,14 @@ from typing import Any
 from drasnap.snapshot.autoscaler.status import UnremovableReason
 from drasnap.snapshot.k8s.kinds import key_of
 from drasnap.snapshot.k8s.objects import KubeObject
+from drasnap.snapshot.k8s.quantity import int_value
 from drasnap.snapshot.simulation.autoscale import pod_list, scale_down, scale_up
 from drasnap.snapshot.simulation.autoscale.records import CURSOR_KEY, DECISION_KIND, SCALE_UP_KEY
 from drasnap.snapshot.simulation.inputs import NodeGroup, instantiate
 from drasnap.snapshot.simulation.plans import AutoscalePlan, TimelinePlan
 from drasnap.snapshot.simulation.record import RunContext
 from drasnap.snapshot.simulation.scale_up import PENDING_KIND
-from drasnap.snapshot.simulation.settings import CA_FLAGS
+from drasnap.snapshot.simulation.settings import CA_FLAGS, TIMELINE_LIMITS, limit_range
 from drasnap.snapshot.simulation.timeline.timers import POD_TIME_BUFFER_MS, Timers
 
 #: Kept reasons the planner caches for --unremovable-node-recheck-timeout: those of a failed
@@ -32,6 +33,46 @@ from drasnap.snapshot.simulation.timeline.timers import POD_TIME_BUFFER_MS, Time
 _SIMULATION_FAILURES = frozenset(
     {UnremovableReason.NoPlaceToMovePods, UnremovableReason.BlockedByPod}
 )
+
+
+_GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """--max-nodes-total, --cores-total and --memory-total (memory in bytes)."""
+
+    max_nodes: int
+    cores: tuple[int, int]
+    memory: tuple[int, int]
+
+    @classmethod
+    def of(cls, settings: dict[str, Any]) -> Limits:
+        def setting(name: str) -> Any:
+            return settings.get(name, TIMELINE_LIMITS[name][0])
+
+        low, high = limit_range(setting("memory_total"), "--memory-total")
+        return cls(
+            int(setting("max_nodes_total")),
+            limit_range(setting("cores_total"), "--cores-total"),
+            (low * _GIB, high * _GIB),
+        )
+
+
+def capacity(node: KubeObject) -> tuple[int, int]:
+    """A node's cores (rounded up) and memory bytes, from its capacity
+    (``core/utils/utils.go`` GetNodeCoresAndMemory)."""
+    found = (node.get("status") or {}).get("capacity") or {}
+    return int_value(str(found.get("cpu", "0"))), int_value(str(found.get("memory", "0")))
+
+
+def usage(cs: Any, names: list[str]) -> tuple[int, int]:
+    cores = memory = 0
+    for name in names:
+        c, m = capacity(cs.node(name) or {})
+        cores += c
+        memory += m
+    return cores, memory
 
 
 @dataclass
@@ -119,6 +160,8 @@ def run_loop(
         member_of = members.get(name)
         if member_of is not None:
             registered[member_of] = registered.get(member_of, 0) + 1
+    unaffiliated = [name for name in cs.node_names() if name not in members]
+    limits = Limits.of(plan.settings)
     decided = Decided(timed_out=update_cluster_state(state, registered, now, timers))
     for node in [n for n, until in state["unremovable"].items() if not until > now]:
         del state["unremovable"][node]  # unremovable.Nodes.Update: the recheck time came
@@ -142,14 +185,17 @@ def run_loop(
         # allPodsAreNew: wait one iteration for more, and skip a real scale-down too
         disable_scale_down = True
         decided.reasons = {key_of(p): "pods are very new: waiting a loop for more" for p in helped}
+    elif helped and 0 < limits.max_nodes <= sum(registered.values()) + len(unaffiliated):
+        # shouldScaleUp: ScaleUpLimitedByMaxNodesTotal, on the ready nodes
+        decided.reasons = {key_of(p): "max total nodes in cluster reached" for p in helped}
     elif helped:
-        decided.scale_up = _scale_up(sim, loop, groups, state, now, results, decided)
+        decided.scale_up = _scale_up(sim, loop, groups, state, now, results, decided, limits)
     found = scale_down.find_unneeded(sim, loop, groups, recent=set(state["unremovable"]))
     sim.revert()
     if found.cursor != int(cursor or 0):
         sim.store.put(DECISION_KIND, CURSOR_KEY, found.cursor)
         decided.cursor_moved = True
-    _scale_down(state, loop, groups, found, now, timers, disable_scale_down, decided)
+    _scale_down(state, loop, groups, found, now, timers, disable_scale_down, decided, limits, cs)
     return decided
 
 
@@ -215,12 +261,27 @@ def _scale_up(
     now: int,
     results: dict[str, Any],
     decided: Decided,
+    limits: Limits,
 ) -> tuple[str, int] | None:
-    """Each group estimated (a backed-off one skipped, as ``IsNodeGroupReadyToScaleUp``), the
-    expander's choice; the expansion is simulated in the loop's fork and returned."""
+    """Each group estimated (a backed-off one skipped, as ``IsNodeGroupReadyToScaleUp``, and
+    one whose template node alone passes a resource limit), the expander's choice, capped by
+    --max-nodes-total and the resource limits; the expansion is simulated in the loop's fork
+    and returned."""
+    cs = sim.cluster
+    nodes = cs.node_names()  # the snapshot's, placeholders included (calculateUsages)
+    cores, memory = usage(cs, nodes)
+    headroom = (limits.cores[1] - cores, limits.memory[1] - memory)
     for group in groups:
+        reason = None
+        per_node = capacity(group.node)
         if backed_off(state, group.name, now):
             reason = "node group is backed off after a failed scale-up"
+        elif per_node[0] > headroom[0] or per_node[1] > headroom[1]:
+            over = [
+                n for n, a, b in zip(("cpu", "memory"), per_node, headroom, strict=True) if a > b
+            ]
+            reason = f"max cluster {', '.join(over)} limit reached"
+        if reason is not None:
             pending = pod_list.still_pending(sim, loop)
             sim.store.put(
                 DECISION_KIND,
@@ -244,6 +305,12 @@ def _scale_up(
         return None
     chosen_group = str(chosen["node_group"])
     count = int(chosen["added"][chosen_group])
+    if limits.max_nodes > 0:  # GetCappedNewNodeCount, on the snapshot's node list
+        count = min(count, limits.max_nodes - len(nodes))
+    per_node = capacity(next(g.node for g in groups if g.name == chosen_group))
+    for need, room in zip(per_node, headroom, strict=True):  # applyLimits
+        if need > 0:
+            count = min(count, room // need)
     return (chosen_group, count) if count > 0 else None
 
 
@@ -256,6 +323,8 @@ def _scale_down(
     timers: Timers,
     disabled: bool,
     decided: Decided,
+    limits: Limits,
+    cs: Any,
 ) -> None:
     """The unneeded set kept with each node's ``since``, failed simulations cached, then the
     cooldown, ``RemovableAt`` (strictly longer than --scale-down-unneeded-time) and the budgets."""
@@ -279,7 +348,22 @@ def _scale_down(
     threshold = timers.scale_down_unneeded_time
     ready = [u for u in found.unneeded if state["unneeded"][u["node"]] + threshold < now]
     kept = dict(found.kept)
-    decided.delete = scale_down.nodes_to_delete(loop, groups, {"added": {}}, ready, kept)
+    left = list(usage(cs, loop.candidates))
+    lowest = (limits.cores[0], limits.memory[0])
+
+    def quota(node: str) -> scale_down.Kept | None:
+        """The minimum resource limits (``ConsumeQuota`` in ``unremovableReason``)."""
+        gone = capacity(cs.node(node) or {})
+        if any(have - g < low for have, g, low in zip(left, gone, lowest, strict=True)):
+            return scale_down.Kept(
+                UnremovableReason.MinimalResourceLimitExceeded,
+                "the cluster would go under --cores-total or --memory-total's minimum",
+            )
+        left[0] -= gone[0]
+        left[1] -= gone[1]
+        return None
+
+    decided.delete = scale_down.nodes_to_delete(loop, groups, {"added": {}}, ready, kept, quota)
 
 
 __all__ = ["Decided", "backed_off", "run_loop"]

@@ -16,16 +16,32 @@ first instant that frees or adds capacity.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from drasnap.snapshot.autoscaler.estimator import pod_signature
 from drasnap.snapshot.k8s.objects import KubeObject
 from drasnap.snapshot.scheduling.scoring import best_node
 from drasnap.snapshot.simulation.autoscale.pod_list import refusal_message
+from drasnap.snapshot.simulation.plans import TimelinePlan
+from drasnap.snapshot.simulation.record import RunContext
 from drasnap.snapshot.simulation.scale_up import PENDING_KIND
 
-if TYPE_CHECKING:
-    from drasnap.snapshot.simulation.timeline.engine import World
+
+class World(Protocol):
+    """What a pass reads and writes of the engine's world (:class:`.engine.World`)."""
+
+    sim: RunContext
+    plan: TimelinePlan
+    lives: dict[str, dict[str, Any]]
+
+    @property
+    def store(self) -> Any: ...
+
+    def life(self, key: str, **changes: Any) -> None: ...
+
+    def bound(self, key: str, node: str, now: int) -> None: ...
+
+    def count(self, name: str, by: int = 1) -> None: ...
 
 
 def schedule(world: World, now: int, only: list[str] | None) -> int:

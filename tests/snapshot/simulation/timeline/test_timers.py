@@ -245,3 +245,50 @@ def test_node_hours_and_cost_run_from_the_request_to_the_deletion(tmp_path: Path
     )
     assert outcome.result["node_hours"] == {"cpu": round(615 / 3600, 6)}
     assert outcome.result["cluster_cost"] == round(615 / 3600 * 3, 6)
+
+
+def test_max_nodes_total_caps_the_scale_up_and_then_stops_it(tmp_path: Path) -> None:
+    # One node (n, 4 CPUs) and --max-nodes-total 3: five 8-CPU pods at 1s get 2 nodes at 10s
+    # (3 - 1, GetCappedNewNodeCount); the next loops count n and 2 placeholders (3 - 3 = 0),
+    # and once the 2 nodes are ready, 3 ready nodes stop any scale-up (shouldScaleUp). Three
+    # pods never run.
+    trace = [create(1, pod(f"p{i}", "8")) for i in range(5)]
+    outcome, store = run_timeline(
+        tmp_path, [node("n", "cpu", 4)], [CPU4, BIG], trace, until="5m", max_nodes_total=3
+    )
+    assert scale_up_times(store) == [(minutes("10s"), {"big": 2})]
+    assert outcome.result["never_scheduled"] == 3
+    waiting = life(store, "default/p4")["reason"]
+    assert waiting == "max total nodes in cluster reached"
+
+
+def test_resource_limits_cut_the_scale_up_to_the_headroom(tmp_path: Path) -> None:
+    # n (4 cores, 64Gi) is busy; three 3-CPU pods need three 4-core nodes of g4.
+    g4 = group_entry("g4", 4)
+    busy = [node("n", "cpu", 4), pod("busy", "3", "n")]
+    trace = [create(1, pod(f"p{i}", "3")) for i in range(3)]
+    # --cores-total 0:8: 8 - 4 = 4 cores of headroom, floor(4 / 4) = 1 node.
+    _o, store = run_timeline(tmp_path / "a", busy, [CPU4, g4], trace, until="1m", cores_total="0:8")
+    assert scale_up_times(store) == [(minutes("10s"), {"g4": 1})]
+    # --memory-total 0:200 (GiB): 200 - 64 = 136 of headroom, floor(136 / 64) = 2 nodes.
+    _o, store = run_timeline(
+        tmp_path / "b", busy, [CPU4, g4], trace, until="1m", memory_total="0:200"
+    )
+    assert scale_up_times(store) == [(minutes("10s"), {"g4": 2})]
+    # --cores-total 0:6: the template's 4 cores alone pass the 2 left: g4 is skipped.
+    _o, store = run_timeline(tmp_path / "c", busy, [CPU4, g4], trace, until="1m", cores_total="0:6")
+    assert scale_up_times(store) == []
+    assert "max cluster cpu limit reached" in life(store, "default/p0")["reason"]
+
+
+def test_the_minimum_cores_keep_empty_nodes(tmp_path: Path) -> None:
+    # Two empty 4-core nodes, --cores-total 8:320000: removing either leaves 4 < 8 cores.
+    _o, store = run_timeline(
+        tmp_path,
+        [node("e1", "cpu", 4), node("e2", "cpu", 4)],
+        [CPU4],
+        [],
+        until="20m",
+        cores_total="8:320000",
+    )
+    assert deleted_at(store, "e1") is None and deleted_at(store, "e2") is None
