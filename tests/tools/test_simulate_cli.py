@@ -164,7 +164,7 @@ def test_resume_an_interrupted_run(tmp_path: Path, named: bool) -> None:
     [
         (
             ["scale-sideways"],
-            "unknown scenario 'scale-sideways': choose scale-up, scale-down or autoscale",
+            "unknown scenario 'scale-sideways': choose scale-up, scale-down, autoscale or timeline",
         ),
         (["scale-up", "--pods", "0"], "--pods must be at least 1"),
         (["scale-down", "--nodes", "0"], "--nodes must be at least 1"),
