@@ -330,6 +330,18 @@ class ClusterSnapshot(Closing):
             raise NotFoundError(f"node {name!r} not found in the snapshot")
         self._store.put(NODE_KIND, name, node)
 
+    def publish_slices(self, name: str, slices: Iterable[KubeObject]) -> None:
+        """A tracked node's ResourceSlices published after the node (a DRA driver starting
+        later than the kubelet).
+
+        Raises:
+            NotFoundError: the node is not tracked.
+            AlreadyTrackedError: the node has slices already.
+        """
+        if self._store.get(NODE_KIND, name) is None:
+            raise NotFoundError(f"node {name!r} not found in the snapshot")
+        self.dra.add_node_resource_slices(name, list(slices))
+
     def remove_node(self, name: str) -> None:
         """Remove a node, its slices, its pods and their own claims (RemoveNodeInfo).
 

@@ -53,9 +53,10 @@ def files_digest(source_digest: str, *files: str | None) -> str:
 
 
 #: A node group's fields only a timeline reads (docs/timelines.md 2.1): its price per node-hour,
-#: how long its nodes take to become Ready (else --node-provision-time), and ``provisioning:
-#: fail`` for a group whose scale-ups never deliver a node.
-TIMELINE_GROUP_FIELDS = frozenset({"cost", "nodeProvisionTime", "provisioning"})
+#: how long its nodes take to become Ready (else --node-provision-time), how long after that
+#: their slices come (else --slice-publish-lag), and ``provisioning: fail`` for a group whose
+#: scale-ups never deliver a node.
+TIMELINE_GROUP_FIELDS = frozenset({"cost", "nodeProvisionTime", "provisioning", "slicePublishLag"})
 
 
 def configure(cluster: StartingObjects, settings: Settings) -> StartingObjects:
@@ -176,6 +177,14 @@ def _group_options(path: str, name: str, entry: dict[str, Any]) -> dict[str, Any
     if "nodeProvisionTime" in entry:
         ms = parse_duration(str(entry["nodeProvisionTime"]), f"{where}: nodeProvisionTime")
         options["nodeProvisionTime"] = format_duration(ms)
+    if "slicePublishLag" in entry:
+        ms = parse_duration(str(entry["slicePublishLag"]), f"{where}: slicePublishLag")
+        if ms >= 15 * 60_000:
+            raise ScenarioError(
+                f"{where}: slicePublishLag must stay under CA's --max-node-startup-time (15m): "
+                "a node unready longer is not modelled"
+            )
+        options["slicePublishLag"] = format_duration(ms)
     if "provisioning" in entry:
         if entry["provisioning"] not in ("ok", "fail"):
             raise ScenarioError(f"{where}: provisioning must be ok or fail")

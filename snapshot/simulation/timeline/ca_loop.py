@@ -155,25 +155,31 @@ def run_loop(
     """One loop at ``now``. ``members``: each registered node's group; ``pods``: each pending
     pod's life record (its ``created`` time ages it)."""
     cs = sim.cluster
-    registered: dict[str, int] = {}
+    # A node whose slices are not published yet is resource-unready (the DRA custom-resources
+    # processor, docs/timelines.md 1.1): CA sees it NotStarted, so still upcoming.
+    not_started = {n for n in state["slices"] if n in members}
+    registered: dict[str, int] = {}  # per group, the registered nodes CA counts as there
     for name in cs.node_names():
         member_of = members.get(name)
-        if member_of is not None:
+        if member_of is not None and name not in not_started:
             registered[member_of] = registered.get(member_of, 0) + 1
     unaffiliated = [name for name in cs.node_names() if name not in members]
     limits = Limits.of(plan.settings)
     decided = Decided(timed_out=update_cluster_state(state, registered, now, timers))
     for node in [n for n, until in state["unremovable"].items() if not until > now]:
         del state["unremovable"][node]  # unremovable.Nodes.Update: the recheck time came
-    loop = _loop_plan(sim, plan, state, members, pods, now, timers)
+    # Upcoming nodes (GetUpcomingNodes: groups with a scale-up in flight, not backed off) as
+    # placeholders from the group's template: pods they will take trigger no second scale-up;
+    # the group's NotStarted nodes leave CA's view, their pods with them.
+    coming = sorted(g for g in state["requests"] if not backed_off(state, g, now))
+    replaced = {n for n in not_started if members[n] in coming}
+    loop = _loop_plan(sim, plan, state, members, pods, now, timers, replaced)
     cursor = sim.store.get(DECISION_KIND, CURSOR_KEY)
     sim.fork(f"cluster-autoscaler loop at {now} ms")
-    # Upcoming nodes (GetUpcomingNodes: groups with a scale-up in flight, not backed off) as
-    # placeholders from the group's template: pods they will take trigger no second scale-up.
+    for name in sorted(replaced):
+        cs.remove_node(name)
     by_name = {g.name: g for g in groups}
-    for group in sorted(state["requests"]):
-        if backed_off(state, group, now):
-            continue
+    for group in coming:
         for index in range(upcoming(state, registered, group)):
             node, slices = instantiate(by_name[group], f"template-{group}-upcoming-{index}")
             cs.add_node(node, slices=slices)
@@ -195,7 +201,10 @@ def run_loop(
     if found.cursor != int(cursor or 0):
         sim.store.put(DECISION_KIND, CURSOR_KEY, found.cursor)
         decided.cursor_moved = True
-    _scale_down(state, loop, groups, found, now, timers, disable_scale_down, decided, limits, cs)
+    unready = not_started - replaced  # the unready copy CA keeps (its request gone)
+    _scale_down(
+        state, loop, groups, found, now, timers, disable_scale_down, decided, limits, cs, unready
+    )
     return decided
 
 
@@ -207,8 +216,10 @@ def _loop_plan(
     pods: dict[str, dict[str, Any]],
     now: int,
     timers: Timers,
+    replaced: set[str],
 ) -> AutoscalePlan:
-    """The loop's view as the autoscale steps read it."""
+    """The loop's view as the autoscale steps read it (``replaced``: the nodes upcoming
+    placeholders stand for, out of it)."""
     settings = plan.settings
     cutoff = int(
         settings.get(
@@ -226,7 +237,7 @@ def _loop_plan(
             continue  # filterOutYoungPods: its age must be strictly more than the delay
         helped.append((-priority, _queue_time(life), key))
     helped.sort()
-    registered = sim.cluster.node_names()
+    registered = [n for n in sim.cluster.node_names() if n not in replaced]
     return AutoscalePlan(
         settings,
         pending=[key for _p, _t, key in helped],
@@ -325,6 +336,7 @@ def _scale_down(
     decided: Decided,
     limits: Limits,
     cs: Any,
+    unready: set[str],
 ) -> None:
     """The unneeded set kept with each node's ``since``, failed simulations cached, then the
     cooldown, ``RemovableAt`` (strictly longer than --scale-down-unneeded-time) and the budgets."""
@@ -345,8 +357,13 @@ def _scale_down(
         decided.no_scale_down = "in cooldown after a deletion"
     if decided.no_scale_down is not None:
         return
-    threshold = timers.scale_down_unneeded_time
-    ready = [u for u in found.unneeded if state["unneeded"][u["node"]] + threshold < now]
+
+    def threshold(node: str) -> int:  # lookupAndSetRemovalThreshold: unready nodes' own
+        if node in unready:
+            return timers.scale_down_unready_time
+        return timers.scale_down_unneeded_time
+
+    ready = [u for u in found.unneeded if state["unneeded"][u["node"]] + threshold(u["node"]) < now]
     kept = dict(found.kept)
     left = list(usage(cs, loop.candidates))
     lowest = (limits.cores[0], limits.memory[0])

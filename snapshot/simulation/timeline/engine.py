@@ -134,6 +134,7 @@ class World:
         instances = self.state["instances"].values()
         times += [int(i["ready_at"]) for i in instances if i["ready_at"] is not None]
         times += [int(at) for at in self.state["deleting"].values()]
+        times += [int(at) for at in self.state["slices"].values()]
         return min(times) if times else None
 
     def advance(self, until: int) -> None:
@@ -164,11 +165,22 @@ class World:
         )
         for _serial, name, group in waiting:
             node, slices = instantiate(self.by_group[group], name)
-            cs.add_node(node, slices=slices)
+            lag = self._group_duration(group, "slicePublishLag", self.timers.slice_publish_lag)
+            if slices and lag > 0:  # Ready, its DRA driver not yet: slices come later
+                cs.add_node(node)
+                self.state["slices"][name] = now + lag
+            else:
+                cs.add_node(node, slices=slices)
             del self.state["instances"][name]
             self.members[name] = group
             self.store.put(NODE_LIFE, name, {**self.store.get(NODE_LIFE, name), "ready": now})
             capacity = True
+        for name, at in sorted(self.state["slices"].items()):
+            if at == now:
+                group = self.members[name]
+                cs.publish_slices(name, instantiate(self.by_group[group], name)[1])
+                del self.state["slices"][name]
+                capacity = True
         arrived: list[str] = []
         cursor = int(self.state["trace"])
         while cursor < len(self.trace) and int(self.trace[cursor]["t_ms"]) == now:
@@ -299,6 +311,7 @@ class World:
                 self.life(key, ended=now, fate="deleted")
         cs.remove_node(node)
         del self.state["deleting"][node]
+        self.state["slices"].pop(node, None)
         self.members.pop(node, None)
         self.store.put(NODE_LIFE, node, {**self.store.get(NODE_LIFE, node), "deleted": now})
 
@@ -308,9 +321,9 @@ class World:
         state = self.state
         state["target"][group] = int(state["target"].get(group, 0)) + count
         options = self.plan.group_options.get(group, {})
-        provision: int | None = self.timers.node_provision_time
-        if "nodeProvisionTime" in options:
-            provision = parse_duration(options["nodeProvisionTime"], "nodeProvisionTime")
+        provision: int | None = self._group_duration(
+            group, "nodeProvisionTime", self.timers.node_provision_time
+        )
         if options.get("provisioning") == "fail":
             provision = None  # the cloud accepts the new target and never delivers a node
         for _ in range(count):
@@ -330,6 +343,11 @@ class World:
         expected = now + self.timers.max_node_provision_time
         state["requests"][group] = {"increase": increase, "time": now, "expected": expected}
         state["last"]["scale_up"] = now
+
+    def _group_duration(self, group: str, option: str, default: int) -> int:
+        """A node group's own duration from the node-groups file, else the flag's."""
+        value = self.plan.group_options.get(group, {}).get(option)
+        return default if value is None else parse_duration(str(value), option)
 
     def start_deletion(self, node: str, now: int) -> None:
         """The actuator: the node tainted, its pods evicted (their controllers make them
@@ -430,8 +448,9 @@ class World:
         Strict comparisons flip just after their instant (+1 ms)."""
         state, timers = self.state, self.timers
         due: list[int] = []
-        for since in state["unneeded"].values():
+        for since in state["unneeded"].values():  # a ready node's threshold, an unready one's
             due.append(int(since) + timers.scale_down_unneeded_time + 1)
+            due.append(int(since) + timers.scale_down_unready_time + 1)
         last = state["last"]
         due.append(int(last["scale_up"]) + timers.scale_down_delay_after_add)
         due.append(int(last["fail"]) + timers.scale_down_delay_after_failure)

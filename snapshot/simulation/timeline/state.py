@@ -15,6 +15,7 @@ milliseconds of simulated time.
   an hour before the start at first, as upstream sets them "so as to not start in cooldown");
 - ``target``: each node group's target size; ``instances``: the cloud's instances not yet
   registered (name -> group, ready_at); ``deleting``: tainted nodes -> when they go;
+  ``slices``: registered nodes whose ResourceSlices are not published yet -> when they are;
   ``serial``: per group, the next instance number;
 - ``now``: the last instant processed; ``trace``: the index of the next trace event.
 """
@@ -41,6 +42,7 @@ def initial(targets: dict[str, int]) -> dict[str, Any]:
         "target": dict(targets),
         "instances": {},
         "deleting": {},
+        "slices": {},
         "serial": {},
         "now": -1,
         "trace": 0,

@@ -24,6 +24,8 @@ class Timers:
     max_node_group_backoff_duration: int
     node_group_backoff_reset_timeout: int
     node_provision_time: int
+    slice_publish_lag: int
+    scale_down_unready_time: int
 
     @classmethod
     def of(cls, settings: dict[str, Any]) -> Timers:

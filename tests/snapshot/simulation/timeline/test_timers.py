@@ -8,7 +8,11 @@ CPU stands in for the scarce resource: a pod of 8 CPUs fits no 4-CPU node, only 
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from typing import Any
+
+from drasnap.snapshot.simulation import generated
 
 from tests.snapshot.simulation.timeline.helpers import (
     create,
@@ -292,3 +296,74 @@ def test_the_minimum_cores_keep_empty_nodes(tmp_path: Path) -> None:
         cores_total="8:320000",
     )
     assert deleted_at(store, "e1") is None and deleted_at(store, "e2") is None
+
+
+def gpu_cluster() -> list[dict[str, Any]]:
+    """The DeviceClass and the one-GPU claim template pods ask through."""
+    return [generated.device_class(), generated.claim_template()]
+
+
+def gpu_group(name: str, **options: Any) -> dict[str, Any]:
+    """A group of 4-CPU nodes with one GPU each (a DRA device in a node-local slice)."""
+    template = node(f"{name}-template", name, 4)
+    return {
+        "name": name,
+        "minSize": 0,
+        "maxSize": 10,
+        "node": template,
+        "slices": [generated.gpu_slice(f"{name}-template", 1)],
+        **options,
+    }
+
+
+def gpu_pod(name: str) -> dict[str, Any]:
+    return generated.pod(name, random.Random(name))
+
+
+def test_a_node_without_its_slices_is_still_coming_for_the_cluster_autoscaler(
+    tmp_path: Path,
+) -> None:
+    # --slice-publish-lag 5m: the GPU pod at 1s makes loop 10s add a node, Ready at 2m10s,
+    # its slices at 7m10s. Meanwhile CA counts it NotStarted: a placeholder with the
+    # template's slices stands for it, the pod packs there, no second scale-up. The pod binds
+    # once the slices come; a CPU pod at 3m binds to the real node at once (the scheduler sees
+    # it as it is).
+    _o, store = run_timeline(
+        tmp_path,
+        gpu_cluster(),
+        [gpu_group("gpu")],
+        [create(1, gpu_pod("p")), create(180, pod("q", "1"))],
+        until="8m",
+        slice_publish_lag="5m",
+    )
+    assert scale_up_times(store) == [(minutes("10s"), {"gpu": 1})]
+    assert life(store, "default/p")["bound"] == minutes("7m10s")
+    assert (life(store, "default/q")["bound"], life(store, "default/q")["node"]) == (
+        minutes("3m"),
+        "gpu-0",
+    )
+
+
+def test_slices_later_than_the_scale_up_window_make_a_second_scale_up(tmp_path: Path) -> None:
+    # g's slices come 14m after Ready (2m10s + 14m = 16m10s); its request expires at 15m10s
+    # and times out at 15m20s: g is backed off (its target stays: the node is registered),
+    # the NotStarted node is no longer replaced by a placeholder, the pod fits nothing, and h
+    # is scaled up in that loop (kubernetes/autoscaler#7530's double scale-up). The pod binds
+    # on g's node at 16m10s; h's node registers at 17m20s, empty: unneeded from 17m20s and
+    # deleted at 27m30s (the cooldown after the scale-up ended at 25m20s).
+    priorities = tmp_path / "priorities.yaml"
+    priorities.write_text("10: [g]\n1: [h]\n")
+    _o, store = run_timeline(
+        tmp_path,
+        gpu_cluster(),
+        [gpu_group("g", slicePublishLag="14m"), gpu_group("h")],
+        [create(1, gpu_pod("p"))],
+        until="28m",
+        expander="priority",
+        expander_priorities=str(priorities),
+    )
+    assert scale_up_times(store) == [(minutes("10s"), {"g": 1}), (minutes("15m20s"), {"h": 1})]
+    found = life(store, "default/p")
+    assert (found["bound"], found["node"]) == (minutes("16m10s"), "g-0")
+    assert deleted_at(store, "h-0") == minutes("27m35s")
+    assert deleted_at(store, "g-0") is None
