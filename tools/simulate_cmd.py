@@ -1,4 +1,4 @@
-"""``drasnap simulate``: run a scale-up, scale-down or autoscale scenario into a store,
+"""``drasnap simulate``: run a scale-up, scale-down, autoscale or timeline scenario into a store,
 crash-safe.
 
 Each run is a named store of the database, started, continued or reported by
@@ -117,6 +117,21 @@ class _NodeGroups(click.ParamType[int | Path, Any]):
         if not path.is_file():
             self.fail(f"{text!r} is neither a number of node groups nor a file", param, ctx)
         return path
+
+
+class _Trace(click.ParamType[str, Any]):
+    """A trace file (its absolute path), or ``gen:SPEC`` as given."""
+
+    name = "FILE|gen:SPEC"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if text.startswith("gen:"):
+            return text
+        path = Path(text)
+        if not path.is_file():
+            self.fail(f"{text!r} is neither a file nor gen:SPEC", param, ctx)
+        return str(path.resolve())
 
 
 def _feature_gates(value: str | None) -> dict[str, bool]:
@@ -352,9 +367,10 @@ def _same_flag_value(value: str, default: str) -> bool:
 )
 @click.option(
     "--trace",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='timeline: the workload, JSON Lines: {"t": seconds, "op": "create"|"delete", '
-    '"object": {...}, "runs": seconds} a line (docs/timelines.md).',
+    type=_Trace(),
+    help='timeline: the workload, a JSON Lines FILE ({"t": seconds, "op": "create"|"delete", '
+    '"object": {...}, "runs": seconds} a line), or gen:SPEC, Poisson arrivals from the seed '
+    "(gen:rate=2/m,until=1h,shape=cpu:1/mem:2Gi/gpu:1,runs=20m: README, Timelines).",
 )
 @click.option(
     "--until",
@@ -403,14 +419,14 @@ def simulate_cmd(
     strict: bool,
     resume: bool,
     checkpoint_every: float,
-    trace: Path | None,
+    trace: str | None,
     until: str | None,
     scheduler_scoring: str,
     no_skip: bool,
     as_json: bool,
     **flags: Any,
 ) -> None:
-    """Simulate SCENARIO (scale-up, scale-down or autoscale) into a database, journal on.
+    """Simulate SCENARIO (scale-up, scale-down, autoscale or timeline) into a database.
 
     Sizes default to upstream's DRA RunOnce benchmarks: scale-up places 4,000 pending one-GPU
     pods on 8-GPU template nodes (500 nodes); scale-down tries to remove each of 800 nodes with
@@ -435,6 +451,10 @@ def simulate_cmd(
     Its result: placed_on_existing, added (group: nodes), removed, kept (node: reason),
     unremovable (node: the cluster-autoscaler's UnremovableReason), unschedulable (pod: the
     scheduler's reason, then the cluster-autoscaler's NotTriggerScaleUp text), warnings.
+
+    timeline (needs --from and --trace) runs the cluster-autoscaler every --scan-interval and
+    kube-scheduler between its loops on a simulated clock, as the trace's pods arrive and end
+    (README, "Timelines"): node-hours, cost, pod waits, scale-ups and scale-downs.
 
     --from-db DB starts from what `drasnap record` recorded (the recording --from-name, as of
     seq --from-at): its objects are written once, as List files, beside the simulation's
@@ -467,7 +487,7 @@ def simulate_cmd(
         }
     if scenario == "timeline":
         extra |= {
-            "trace": str(trace.resolve()) if trace else None,
+            "trace": trace,
             "until": until,
             "scheduler_scoring": scheduler_scoring,
             **{name: flags[name] for name in (*TIMELINE_FLAGS, *TIMELINE_LIMITS)},
@@ -499,7 +519,7 @@ def simulate_cmd(
                 digest,
                 str(groups_file) if groups_file else None,
                 str(expander_priorities) if expander_priorities else None,
-                str(trace) if trace else None,
+                trace if trace and not trace.startswith("gen:") else None,
             )
         settings = dataclasses.replace(settings, source_digest=digest)
     given_db = db is not None

@@ -3,6 +3,7 @@ store is touched (docs/timelines.md 2.10)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,13 @@ from drasnap.snapshot.k8s.kinds import key_of, object_key
 from drasnap.snapshot.k8s.objects import name_of
 from drasnap.snapshot.simulation.inputs import StartingObjects
 from drasnap.snapshot.simulation.settings import Settings
+from drasnap.snapshot.simulation.traces.events import Trace
+from drasnap.snapshot.simulation.traces.generator import generate
 from drasnap.snapshot.simulation.traces.jsonl import read_jsonl
+
+#: ``--trace gen:SPEC``: a generated trace (snapshot.simulation.traces.generator), from the
+#: run's seed.
+GENERATED = "gen:"
 
 
 def read_trace(start: StartingObjects, settings: Settings) -> Any:
@@ -27,4 +34,14 @@ def read_trace(start: StartingObjects, settings: Settings) -> Any:
     existing |= {("ResourceClaim", object_key(c)) for c in start.claims}
     existing |= {("ResourceClaimTemplate", object_key(t)) for t in start.templates}
     classes = {name_of(c) for c in start.classes}
-    return read_jsonl(Path(settings.trace), classes=classes, existing=existing)
+    if settings.trace.startswith(GENERATED):
+        spec = settings.trace[len(GENERATED) :]
+        events = generate(spec, settings.seed, classes=classes)
+        digest = hashlib.sha256(f"{settings.seed}/{spec}".encode()).hexdigest()
+        return Trace(tuple(events), digest, settings.trace)
+    return read_jsonl(
+        Path(settings.trace),
+        classes=classes,
+        existing=existing,
+        features=settings.feature_gates,
+    )
