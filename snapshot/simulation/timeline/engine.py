@@ -138,17 +138,22 @@ class World:
         return min(times) if times else None
 
     def advance(self, until: int) -> None:
-        """Every instant up to ``until`` (included), in time order."""
+        """Every instant up to ``until`` (included), in time order. The start is an instant
+        of its own: the scheduler tries the pods pending in the starting cluster."""
+        if int(self.state["now"]) < 0 and until >= 0:
+            at = self.next_instant()
+            if at is None or at > 0:
+                self._instant(0, everything=True)
         while True:
             at = self.next_instant()
             if at is None or at > until:
                 break
-            self._instant(at)
+            self._instant(at, everything=int(self.state["now"]) < 0)
         self.state["now"] = max(int(self.state["now"]), until)
 
-    def _instant(self, now: int) -> None:
+    def _instant(self, now: int, *, everything: bool = False) -> None:
         cs = self.sim.cluster
-        capacity = False
+        capacity = everything
         while self.ends and self.ends[0][0] == now:
             _t, key = heapq.heappop(self.ends)
             if self.lives[key].get("ended") is None:

@@ -367,3 +367,14 @@ def test_slices_later_than_the_scale_up_window_make_a_second_scale_up(tmp_path: 
     assert (found["bound"], found["node"]) == (minutes("16m10s"), "g-0")
     assert deleted_at(store, "h-0") == minutes("27m35s")
     assert deleted_at(store, "g-0") is None
+
+
+def test_pods_pending_in_the_starting_cluster_are_scheduled_at_the_start(tmp_path: Path) -> None:
+    # The scheduler's first pass is at t=0, before the first loop: q fits n at once, big
+    # fits nothing and waits for loop 0's scale-up (pending since before the start: old).
+    _o, store = run_timeline(
+        tmp_path, [node("n", "cpu", 4), pod("q", "1"), pod("big", "8")], [CPU4, BIG], [], until="3m"
+    )
+    assert (life(store, "default/q")["bound"], life(store, "default/q")["node"]) == (0, "n")
+    assert scale_up_times(store) == [(0, {"big": 1})]
+    assert life(store, "default/big")["bound"] == minutes("2m")
