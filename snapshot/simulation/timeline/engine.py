@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import uuid
 from typing import Any
 
 from drasnap.snapshot.autoscaler.drain import drain
@@ -50,6 +51,8 @@ from drasnap.snapshot.simulation.timeline.state import STATE_KEY, STATE_KIND, sn
 from drasnap.snapshot.simulation.timeline.timers import POD_TIME_BUFFER_MS, Timers
 
 TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler"
+#: The namespace of the UIDs a timeline gives the pods it makes (uuid5: the same every run).
+_UIDS = uuid.UUID("6f1d5c1e-3b1a-4f9e-9a53-2f4f8e7c0d11")
 #: Controllers that make a new pod for one evicted: a new name (ReplicaSet, Job) or the same
 #: (StatefulSet). A bare pod evicted is gone (CA evicts only one annotated safe-to-evict).
 _RENAMES = frozenset({"ReplicaSet", "Job", "ReplicationController"})
@@ -227,8 +230,8 @@ class World:
         """A pod comes pending: its claims made from their templates, its life begun."""
         meta = dict(pod.get("metadata") or {})
         meta.setdefault("namespace", "default")
-        if not meta.get("uid"):
-            meta["uid"] = f"drasnap-{meta['namespace']}-{meta.get('name')}"
+        if not meta.get("uid"):  # a trace's pod: a UID from its name (claims' owners need one)
+            meta["uid"] = str(uuid.uuid5(_UIDS, f"{meta['namespace']}/{meta.get('name')}"))
         pod = {**pod, "metadata": meta}
         if (pod.get("spec") or {}).get("resourceClaims"):
             templates = self.store.items(TEMPLATE_KIND)
@@ -498,7 +501,9 @@ def _recreated(pod: KubeObject, controller: str | None, incarnation: int) -> Kub
     if controller not in _SAME_NAME:
         base = name.split("-e", 1)[0] if "-e" in name else name
         meta["name"] = f"{base}-e{incarnation}"
-    meta["uid"] = f"drasnap-{meta.get('namespace', 'default')}-{meta['name']}-{incarnation}"
+    meta["uid"] = str(
+        uuid.uuid5(_UIDS, f"{meta.get('namespace', 'default')}/{meta['name']}/{incarnation}")
+    )
     spec = dict(pod.get("spec") or {})
     spec.pop("nodeName", None)
     return {**pod, "metadata": meta, "spec": spec, "status": {}}
