@@ -98,7 +98,7 @@ def query_cmd(
             _stop_on_signals(rows.stop, signals),
         ):
             printer.print_all(rows, lambda: rows.columns)
-    except QueryStoppedError:
+    except (QueryStoppedError, _Stopped):
         if not signals:
             raise
         name = signal.Signals(signals[0]).name
@@ -117,13 +117,18 @@ def _rows(n: int) -> str:
     return f"{n} row{'s' if n != 1 else ''} printed"
 
 
+class _Stopped(BaseException):
+    """A signal stopped the query (raised where the signal's handler ran)."""
+
+
 @contextlib.contextmanager
 def _stop_on_signals(stop: Callable[[], None], received: list[int]) -> Iterator[None]:
-    """SIGINT and SIGTERM stop the query (``stop``: SQLite ``interrupt()``, a PostgreSQL
-    cancel request) and are appended to ``received``; a second one exits at once.
-
-    The handler raises nothing the first time: it may run inside SQLite's progress handler,
-    whose exceptions sqlite3 swallows.
+    """SIGINT and SIGTERM stop the query: ``stop`` tells the database (SQLite ``interrupt()``,
+    a PostgreSQL cancel request), the signal is appended to ``received``, and :class:`_Stopped`
+    ends what Python was doing (waiting for a row, or writing to a pipe nobody reads, which
+    would otherwise resume after the handler). Where the handler runs inside SQLite's progress
+    handler, sqlite3 drops the exception and SQLite ends the statement ("interrupted"), which
+    ``store`` raises as QueryStoppedError. A second signal exits at once.
     """
 
     def handler(number: int, _frame: FrameType | None) -> None:
@@ -131,6 +136,7 @@ def _stop_on_signals(stop: Callable[[], None], received: list[int]) -> Iterator[
             raise SystemExit(128 + number)
         received.append(number)
         stop()
+        raise _Stopped(number)
 
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {number: signal.getsignal(number) for number in signals}
