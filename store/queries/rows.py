@@ -75,7 +75,7 @@ class QueryRows:
             self.check()
             self.count += 1
             yield row
-        self.check()
+        # (rows that ran out are all the rows, even when the time ran out as the last came)
 
     def stop(self) -> None:
         """Ask the database to stop the statement; safe in a signal handler or another thread

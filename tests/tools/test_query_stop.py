@@ -366,3 +366,18 @@ def test_a_sigkilled_query_leaves_no_backend_running(postgres_url: str) -> None:
     killed = time.monotonic()
     wait_for(lambda: not backends_running(database, tag), "the backend to stop", seconds=15)
     assert time.monotonic() - killed < (5.0 if version >= 140000 else 12.0)
+
+
+@pytest.mark.postgres
+def test_postgresql_streams_a_limit_and_names_the_columns_of_no_rows(postgres_url: str) -> None:
+    # --limit ends an endless statement (its backend is cancelled), and a statement that
+    # returns no row still prints its columns (psycopg's stream keeps no description then).
+    limited = run("query", postgres_url, ENDLESS, "--limit", "3", "--csv")
+    assert limited.stdout == "x\n1\n2\n3\n"
+    empty = "SELECT 1 AS a, 'x' AS b WHERE false"
+    assert run("query", postgres_url, empty, "--csv").stdout == "a,b\n"
+    assert run("query", postgres_url, empty, "--json").stdout == "[]\n"
+    table = run("query", postgres_url, empty)
+    assert (table.stdout, table.stderr) == ("a  b\n-  -\n", "(0 rows)\n")
+    shown = run("query", postgres_url, "SHOW statement_timeout", "--timeout", "2", "--csv")
+    assert shown.stdout == "statement_timeout\n2s\n"
