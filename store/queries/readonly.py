@@ -422,11 +422,17 @@ def _read_only_rows(
                 )
             try:
                 yield rows
-            finally:
-                rows.close()
-                # (a read has nothing to commit; undo what slipped by)
-                with engines.translate(info, "ending the query"):
+            except BaseException:
+                # (what ended the block is the news: a connection the stop or the server's
+                # timeout broke must not hide it behind its own error)
+                with contextlib.suppress(Exception):
+                    rows.close()
                     transaction.rollback()
+                raise
+            rows.close()
+            # (a read has nothing to commit; undo what slipped by)
+            with engines.translate(info, "ending the query"):
+                transaction.rollback()
     finally:
         engine.dispose()
 
@@ -489,7 +495,9 @@ def _sqlite_error(
 
 
 #: PostgreSQL ends a transaction left idle this long (a client stopped with SIGSTOP, or cut
-#: off): drasnap's own never idles longer than a round trip.
+#: off). drasnap's own idles only between its few statements, and after the last row while
+#: the reader takes it (printing into a pipe nobody reads past this ends the session, after
+#: every row was read: the rollback then fails, which changes nothing).
 PG_IDLE_TIMEOUT = "60s"
 #: PostgreSQL 14 on (Linux servers) checks this often, while a statement runs, whether the
 #: client is still there, and ends the statement when it is not (a client killed by SIGKILL
