@@ -430,9 +430,15 @@ def _read_only_rows(
                     transaction.rollback()
                 raise
             rows.close()
-            # (a read has nothing to commit; undo what slipped by)
-            with engines.translate(info, "ending the query"):
-                transaction.rollback()
+            try:
+                # (a read has nothing to commit; undo what slipped by)
+                with engines.translate(info, "ending the query"):
+                    transaction.rollback()
+            except DatabaseError:
+                if not getattr(dbapi, "closed", False):
+                    raise
+                # (PostgreSQL ended the session after the last row was read, at its
+                # idle_in_transaction_session_timeout: the answer is whole, nothing to undo)
     finally:
         engine.dispose()
 
@@ -497,7 +503,7 @@ def _sqlite_error(
 #: PostgreSQL ends a transaction left idle this long (a client stopped with SIGSTOP, or cut
 #: off). drasnap's own idles only between its few statements, and after the last row while
 #: the reader takes it (printing into a pipe nobody reads past this ends the session, after
-#: every row was read: the rollback then fails, which changes nothing).
+#: every row was read: there is nothing left to undo then).
 PG_IDLE_TIMEOUT = "60s"
 #: PostgreSQL 14 on (Linux servers) checks this often, while a statement runs, whether the
 #: client is still there, and ends the statement when it is not (a client killed by SIGKILL

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from drasnap.store import QueryRows, QueryStoppedError, QueryTimeoutError, ReadOnlyError, query_rows
+from drasnap.store.queries import readonly
 from drasnap.store.queries.readonly import query, run_read_only
 from drasnap.store.sql import engines
 from drasnap.tools.output import TableStream
@@ -381,3 +382,23 @@ def test_postgresql_streams_a_limit_and_names_the_columns_of_no_rows(postgres_ur
     assert (table.stdout, table.stderr) == ("a  b\n-  -\n", "(0 rows)\n")
     shown = run("query", postgres_url, "SHOW statement_timeout", "--timeout", "2", "--csv")
     assert shown.stdout == "statement_timeout\n2s\n"
+
+
+@pytest.mark.postgres
+def test_the_server_ends_a_session_left_idle_and_the_answer_stands(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reader that holds the last rows (stopped with SIGSTOP, or printing into a pipe nobody
+    # reads) leaves the transaction idle: the server ends the session at
+    # idle_in_transaction_session_timeout (here 1 s instead of a minute), and the rows read
+    # stand.
+    monkeypatch.setattr(readonly, "PG_IDLE_TIMEOUT", "1s")
+    database = Database("postgres", postgres_url, postgres_url)
+    with query_rows(postgres_url, "SELECT pg_backend_pid() AS pid") as rows:
+        ((pid,),) = list(rows)
+        wait_for(
+            lambda: not database.sql("SELECT FROM pg_stat_activity WHERE pid = :p", p=pid),
+            "the server to end the idle session",
+            seconds=10,
+        )
+    assert rows.columns == ("pid",)
