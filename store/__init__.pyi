@@ -7,6 +7,8 @@ from .errors import (
     JournalError,
     MissingDriverError,
     NotADatabaseError,
+    QueryStoppedError,
+    QueryTimeoutError,
     ReadOnlyError,
     SchemaVersionError,
     StoreClosedError,
@@ -39,7 +41,8 @@ from .journal.playback import (
 from .journal.reader import Journal, JournalInfo, JournalRecord, LayerHistory, OpenLayer
 from .memory import MemoryStore
 from .options import StoreOptions
-from .queries.readonly import QueryResult, query
+from .queries.readonly import QueryResult, query, query_rows
+from .queries.rows import QueryRows
 from .sql.catalog import StoreInfo, list_stores
 from .sql.engines import shown_target, target_dialect
 from .sql.view_registry import View, iso_utc_sql, register_view
@@ -67,6 +70,9 @@ __all__ = [
     "ObjectChange",
     "OpenLayer",
     "QueryResult",
+    "QueryRows",
+    "QueryStoppedError",
+    "QueryTimeoutError",
     "ReadOnlyError",
     "ReadOnlyState",
     "ReplayReport",
@@ -89,6 +95,7 @@ __all__ = [
     "list_stores",
     "open_state",
     "query",
+    "query_rows",
     "register_view",
     "replay",
     "shown_target",

@@ -13,6 +13,8 @@ The tree::
     ├── SchemaVersionError         the database was written by a newer drasnap (or needs upgrading)
     ├── MissingDriverError         the URL needs a database driver that is not installed
     ├── JournalError               a journal is incomplete or inconsistent for a replay/history
+    ├── QueryStoppedError          a read-only query stopped by its caller (a signal, say)
+    ├── QueryTimeoutError          a read-only query that ran past its time limit
     └── DatabaseError              any other failure of the database underneath
 
 sqlite3, SQLAlchemy and Alembic exceptions never leave ``store/``: they are translated to these
@@ -68,7 +70,8 @@ class StoreClosedError(StoreError):
 
 
 class ReadOnlyError(StoreError):
-    """A write was attempted on a store opened with ``readonly=True``."""
+    """A write was attempted on a store opened with ``readonly=True``, or ``store.query`` refused
+    a statement (a write, a function that reaches outside the tables, a catalog of secrets)."""
 
 
 class StoreNotFoundError(StoreError, KeyError):
@@ -121,3 +124,17 @@ class JournalError(StoreError):
 
 class DatabaseError(StoreError):
     """Any other failure of the database underneath (disk full, I/O error, lost connection)."""
+
+
+class QueryStoppedError(StoreError):
+    """A read-only query was stopped by its caller (``QueryRows.stop``: a signal, say) while
+    it ran; the rows read before were delivered."""
+
+
+class QueryTimeoutError(StoreError):
+    """A read-only query ran longer than the time it was given (``seconds``) and was stopped
+    by the database; the rows read before were delivered."""
+
+    def __init__(self, message: str, *, seconds: float) -> None:
+        super().__init__(message)
+        self.seconds = seconds

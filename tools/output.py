@@ -40,7 +40,12 @@ def command_line(*words: str) -> str:
 
 
 def echo_json(data: Any) -> None:
-    click.echo(jsonlib.dumps(data, indent=2, default=_jsonable, ensure_ascii=False))
+    click.echo(json_text(data))
+
+
+def json_text(data: Any) -> str:
+    """``data`` as the JSON documents print it (indented by 2; bytes as hex)."""
+    return jsonlib.dumps(data, indent=2, default=_jsonable, ensure_ascii=False)
 
 
 def _jsonable(value: Any) -> Any:
@@ -90,11 +95,8 @@ def render_table(
     instead of widening the table). With ``width``, the columns named in ``wrap`` are wrapped
     (at spaces and after ``/``), widest first, until the table fits.
     """
-    cells = [[cell(v).split("\n") for v in row] for row in rows]
-    widths = [len(h) for h in headers]
-    for row in cells:
-        for i, lines in enumerate(row):
-            widths[i] = max(widths[i], *(len(line) for line in lines))
+    cells = _cells(rows)
+    widths = _widths([len(h) for h in headers], cells)
     if width is not None:
         columns = [headers.index(name) for name in wrap]
         _shrink(widths, columns, headers, width)
@@ -102,13 +104,57 @@ def render_table(
             [_wrap(lines, widths[i]) if i in columns else lines for i, lines in enumerate(row)]
             for row in cells
         ]
-    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    out.append("  ".join("-" * w for w in widths))
+    return "\n".join(_header_lines(headers, widths) + _row_lines(cells, widths))
+
+
+def _cells(rows: Sequence[Sequence[Any]]) -> list[list[list[str]]]:
+    return [[cell(v).split("\n") for v in row] for row in rows]
+
+
+def _widths(widths: list[int], cells: list[list[list[str]]]) -> list[int]:
+    """``widths`` widened to the widest line of each column of ``cells``."""
+    widths = list(widths)
+    for row in cells:
+        for i, lines in enumerate(row):
+            widths[i] = max(widths[i], *(len(line) for line in lines))
+    return widths
+
+
+def _header_lines(headers: Sequence[str], widths: Sequence[int]) -> list[str]:
+    return [
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
+
+
+def _row_lines(cells: list[list[list[str]]], widths: Sequence[int]) -> list[str]:
+    out = []
     for row in cells:
         for n in range(max((len(lines) for lines in row), default=1)):
             parts = [(lines[n] if n < len(lines) else "") for lines in row]
             out.append("  ".join(p.ljust(w) for p, w in zip(parts, widths, strict=True)).rstrip())
-    return "\n".join(out)
+    return out
+
+
+class TableStream:
+    """A table printed a batch of rows at a time, for rows that come as they are computed
+    (``drasnap query``): the header and the first batch set the columns' widths, as
+    :func:`render_table` would for them alone; a later value wider than its column widens
+    that column from its batch on (the lines already printed stay as they were). A table
+    that fits in its first batch is exactly :func:`render_table`'s."""
+
+    def __init__(self, headers: Sequence[str]) -> None:
+        self.headers = list(headers)
+        self._widths: list[int] | None = None
+
+    def lines(self, rows: Sequence[Sequence[Any]]) -> list[str]:
+        """The lines that print ``rows`` (the header and its rule first, the first time)."""
+        cells = _cells(rows)
+        if self._widths is None:
+            self._widths = _widths([len(h) for h in self.headers], cells)
+            return _header_lines(self.headers, self._widths) + _row_lines(cells, self._widths)
+        self._widths = _widths(self._widths, cells)
+        return _row_lines(cells, self._widths)
 
 
 _MIN_WRAPPED = 10

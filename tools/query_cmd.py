@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import csv
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 
 import click
+from drasnap.tools.errors import CommandError
 from drasnap.tools.options import DEFAULT_DB, json_option, resolve_db
-from drasnap.tools.output import cell, count_line, echo_json, render_table
+from drasnap.tools.query_output import RowPrinter
 
 #: How database files are usually named (``drasnap query ref.db``, the SQL forgotten).
 DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+#: ``--timeout``'s default, in seconds: long enough for any question of a run, short enough
+#: that a runaway statement does not hold a server's backend for long.
+DEFAULT_TIMEOUT = 300.0
 
 
 @click.command(name="query")
@@ -27,13 +34,24 @@ DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
     help="Let a SELECT or WITH statement read objects_as_of: each store's live objects as of "
     "journal seq SEQ, as drasnap inspect --at SEQ shows them.",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop the query after this many seconds (0: no limit); the rows printed by then stay.",
+)
+@click.pass_context
 def query_cmd(
+    ctx: click.Context,
     args: tuple[str, ...],
     db_option: str | None,
     as_json: bool,
     as_csv: bool,
     limit: int | None,
     as_of: int | None,
+    timeout: float,
 ) -> None:
     """Run one read-only SQL statement on DB (a file or a URL) and print its rows.
 
@@ -41,8 +59,15 @@ def query_cmd(
     writes are refused, and on PostgreSQL so are the functions that reach outside the tables
     (pg_read_file, pg_ls_dir, lo_import, lo_export, pg_terminate_backend, set_config, dblink,
     ...); the query runs in a READ ONLY transaction that is rolled back, as the role
-    pg_read_all_data where the connecting role may take it. The views current_objects,
-    layer_history, object_versions and allocation_events are described in docs/sql.md.
+    pg_read_all_data where the connecting role may take it; pg_authid, pg_shadow,
+    pg_user_mapping(s) and pg_subscription, which hold secrets, are refused. The views
+    current_objects, layer_history, object_versions and allocation_events are described in
+    docs/sql.md.
+
+    Rows are printed as the database produces them, a batch at a time (a table's widths are
+    those of its first 1,000 rows; a wider value later widens its column from there on).
+    Ctrl-C or SIGTERM stops the query at once (exit 130 or 143), and so does --timeout
+    (exit 1); the rows printed by then stay, and --json leaves its array unclosed.
 
     Example:
 
@@ -50,7 +75,8 @@ def query_cmd(
 
         drasnap query sim.db --as-of 1200 "SELECT kind, count(*) FROM objects_as_of GROUP BY kind"
     """
-    from drasnap.store import query as run_query
+    from drasnap.store import QueryStoppedError, QueryTimeoutError
+    from drasnap.store import query_rows as run_query
 
     if as_json and as_csv:
         raise click.UsageError("give --json or --csv, not both")
@@ -63,16 +89,64 @@ def query_cmd(
         )
     db = resolve_db(args[0] if len(args) == 2 else None, db_option) or DEFAULT_DB
     sql = args[-1]
-    result = run_query(db, sql, max_rows=limit, as_of=as_of)
-    if as_json:
-        echo_json([dict(zip(result.columns, row, strict=True)) for row in result.rows])
-    elif as_csv:
-        writer = csv.writer(_ClickWriter(), lineterminator="\n")
-        writer.writerow(result.columns)
-        writer.writerows([cell(v) for v in row] for row in result.rows)
-    else:
-        click.echo(render_table(result.columns, result.rows))
-        click.echo(count_line(len(result.rows), "row"), err=True)
+    fmt = "json" if as_json else "csv" if as_csv else "table"
+    printer = RowPrinter(fmt)
+    signals: list[int] = []
+    try:
+        with (
+            run_query(db, sql, max_rows=limit, as_of=as_of, timeout=timeout or None) as rows,
+            _stop_on_signals(rows.stop, signals),
+        ):
+            printer.print_all(rows, lambda: rows.columns)
+    except (QueryStoppedError, _Stopped):
+        if not signals:
+            raise
+        name = signal.Signals(signals[0]).name
+        click.echo(f"{name}: the query was stopped after {_rows(printer.printed)}", err=True)
+        ctx.exit(128 + signals[0])
+    except QueryTimeoutError as exc:
+        raise CommandError(
+            f"the query ran longer than --timeout {exc.seconds:g} s and was stopped after "
+            f"{_rows(printer.printed)}; give a larger --timeout, or --timeout 0 for no limit"
+        ) from exc
+    except BrokenPipeError:  # `drasnap query ... | head`: the reader is gone, so is the query
+        ctx.exit(128 + signal.SIGPIPE)
+
+
+def _rows(n: int) -> str:
+    return f"{n} row{'s' if n != 1 else ''} printed"
+
+
+class _Stopped(BaseException):
+    """A signal stopped the query (raised where the signal's handler ran)."""
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: Callable[[], None], received: list[int]) -> Iterator[None]:
+    """SIGINT and SIGTERM stop the query: ``stop`` tells the database (SQLite ``interrupt()``,
+    a PostgreSQL cancel request), the signal is appended to ``received``, and :class:`_Stopped`
+    ends what Python was doing (waiting for a row, or writing to a pipe nobody reads, which
+    would otherwise resume after the handler). Where the handler runs inside SQLite's progress
+    handler, sqlite3 drops the exception and SQLite ends the statement ("interrupted"), which
+    ``store`` raises as QueryStoppedError. A second signal exits at once.
+    """
+
+    def handler(number: int, _frame: FrameType | None) -> None:
+        if received:
+            raise SystemExit(128 + number)
+        received.append(number)
+        stop()
+        raise _Stopped(number)
+
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.getsignal(number) for number in signals}
+    for number in signals:
+        signal.signal(number, handler)
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
 
 
 def _names_a_database(word: str) -> bool:
@@ -81,11 +155,3 @@ def _names_a_database(word: str) -> bool:
     if any(c.isspace() for c in word):
         return False
     return "://" in word or Path(word).is_file() or word.endswith(DB_SUFFIXES)
-
-
-class _ClickWriter:
-    """A file-like object for csv.writer that prints through click (CliRunner captures it)."""
-
-    def write(self, text: str) -> int:
-        click.echo(text, nl=False)
-        return len(text)

@@ -13,7 +13,9 @@ to be perfect:
    files, signal other sessions, change settings or the server's state, connect elsewhere, write
    large objects, run SQL given as a string) are refused by name wherever they appear as code:
    ``store.queries.refused`` lists them, ``store.queries.lexer`` finds the names (and the
-   statements' ends) as the server's lexer does, skipping literals and comments.
+   statements' ends) as the server's lexer does, skipping literals and comments. So are the
+   catalogs that hold secrets (``pg_authid``, ``pg_shadow``, ``pg_user_mapping(s)``,
+   ``pg_subscription``), which the reader role below could read.
 
 **The database's own rules** (they hold whatever the text checks missed):
 
@@ -25,7 +27,9 @@ to be perfect:
   superuser or a member: it may read every table but not the server's files, not signal other
   sessions, not reload the configuration, so the server refuses those itself (the schemas of
   the search path are fixed first, as ``"$user"`` would change with the role); sent with the
-  extended protocol (a prepared statement), which runs one statement at most.
+  extended protocol (a prepared statement), which runs one statement at most; with the
+  session's ``statement_timeout`` and ``idle_in_transaction_session_timeout`` set, so the server
+  ends it even when drasnap is killed outright (:func:`query_rows`).
 - SQLite: the connection has ``PRAGMA query_only`` (SQLite refuses every write with "attempt
   to write a readonly database"); an authorizer allows only reads, functions (not
   ``load_extension``), recursive CTEs and the introspection pragmas while the statement is
@@ -36,6 +40,10 @@ to be perfect:
   ``mode=ro`` reader of a WAL database leaves its ``-wal`` and ``-shm`` files behind, and
   ``query_only`` refuses the same writes; see ``store.sql.engines._read_only_uri``.)
 
+The rows are read as the database produces them (``store.queries.rows``): an endless
+statement prints its first rows at once, in flat memory, and ends at its time limit or when
+stopped (a signal: SQLite ``interrupt()``, PostgreSQL a cancel request).
+
 Not covered by the text checks: functions defined in the database that call the refused ones
 (the rules of the server still hold for them). Errors of the driver come back as
 :class:`store.ReadOnlyError` (a write or a refused function) or :class:`store.DatabaseError`
@@ -44,11 +52,12 @@ Not covered by the text checks: functions defined in the database that call the 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,15 +65,19 @@ from drasnap.store.errors import (
     DatabaseError,
     InvalidValueError,
     NotADatabaseError,
+    QueryStoppedError,
+    QueryTimeoutError,
     ReadOnlyError,
+    StoreError,
     one_line,
 )
 from drasnap.store.queries.lexer import Token, pg_tokens, sqlite_code
-from drasnap.store.queries.refused import pg_refused, sqlite_refused
+from drasnap.store.queries.refused import pg_refused, pg_secret, sqlite_refused
+from drasnap.store.queries.rows import QueryRows
 from drasnap.store.sql import engines
 from drasnap.store.sql.as_of import with_as_of
 
-__all__ = ["QueryResult", "query"]
+__all__ = ["QueryResult", "QueryRows", "query", "query_rows"]
 
 _READS = {"SELECT", "WITH", "VALUES", "EXPLAIN", "PRAGMA"}
 _PG_READS = {"TABLE", "SHOW"}
@@ -201,7 +214,8 @@ def check(sql: str, dialect: str) -> str:
     first keyword.
 
     Raises:
-        ReadOnlyError: a statement that writes, or a refused function (by name).
+        ReadOnlyError: a statement that writes, a refused function or (PostgreSQL) a catalog
+            of secrets (by name).
         InvalidValueError: no statement, or more than one.
     """
     if dialect != "postgresql":
@@ -219,6 +233,10 @@ def check(sql: str, dialect: str) -> str:
     if refused is not None:
         name, why = refused
         raise ReadOnlyError(f"drasnap query is read-only: {name} is refused ({why})")
+    secret = pg_secret(tokens)
+    if secret is not None:
+        name, why = secret
+        raise ReadOnlyError(f"drasnap query does not read {name}: {why}")
     inner = _inner_write(tokens)
     if inner is not None:
         raise _refusal(inner, dialect)
@@ -303,20 +321,52 @@ def query(
     *,
     max_rows: int | None = None,
     as_of: int | None = None,
+    timeout: float | None = None,
 ) -> QueryResult:
-    """Run one read-only statement on the database ``target`` (a path or a URL).
+    """Run one read-only statement on the database ``target`` (a path or a URL); all its rows.
 
     ``max_rows`` limits the rows fetched (None: all of them). The statement is checked
     (:func:`check`) before anything connects to the database. With ``as_of``, the statement
     (a ``SELECT`` or ``WITH``) may read ``objects_as_of``: every store's live objects as of
-    that journal seq (``store.sql.as_of``).
+    that journal seq (``store.sql.as_of``). ``timeout``: at most so many seconds (None: no
+    limit). :func:`query_rows` reads the rows as they come instead.
 
     Raises:
-        ReadOnlyError: the statement would write (INSERT, UPDATE, DELETE, DROP, ATTACH, ...)
-            or calls a refused function (pg_read_file, lo_import, set_config, ...).
+        ReadOnlyError: the statement would write (INSERT, UPDATE, DELETE, DROP, ATTACH, ...),
+            calls a refused function (pg_read_file, lo_import, set_config, ...) or names a
+            catalog of secrets (pg_authid, ...).
         InvalidValueError: no statement, or more than one.
         NotADatabaseError: the file does not exist or is not a database.
+        QueryTimeoutError: the statement ran longer than ``timeout``.
         DatabaseError: the database refused the statement (syntax error, unknown table, ...).
+    """
+    with query_rows(target, sql, max_rows=max_rows, as_of=as_of, timeout=timeout) as rows:
+        data = list(rows)
+        return QueryResult(rows.columns or (), data)
+
+
+@contextlib.contextmanager
+def query_rows(
+    target: str | os.PathLike[str],
+    sql: str,
+    *,
+    max_rows: int | None = None,
+    as_of: int | None = None,
+    timeout: float | None = None,
+) -> Iterator[QueryRows]:
+    """As :func:`query`, but the rows are read as the database produces them: the block gets a
+    :class:`QueryRows` to iterate once (memory stays flat on an endless statement), whose
+    ``stop()`` a signal handler may call (SQLite ``interrupt()``, PostgreSQL a cancel request).
+    The statement ends, and its transaction is rolled back, when the block ends.
+
+    On PostgreSQL the session's ``statement_timeout`` is ``timeout`` and its
+    ``idle_in_transaction_session_timeout`` :data:`PG_IDLE_TIMEOUT` (with
+    ``client_connection_check_interval`` at :data:`PG_CHECK_CLIENT` where the server has it),
+    so a client killed outright (SIGKILL) leaves no backend running past them.
+
+    Raises:
+        the errors of :func:`query`, and :class:`QueryStoppedError` (from the iteration) after
+        ``stop()``.
     """
     info = engines.parse_target(target)
     kind = check(sql, info.dialect)
@@ -324,95 +374,229 @@ def query(
         sql = with_as_of(sql, as_of, info.dialect, kind)
     if info.path is not None and not info.path.exists():
         raise NotADatabaseError(f"{info.display} does not exist: give a drasnap database")
-    return run_read_only(info, sql, max_rows)
+    with _read_only_rows(info, sql, max_rows, timeout) as rows:
+        yield rows
 
 
 def run_read_only(info: engines.Target, sql: str, max_rows: int | None = None) -> QueryResult:
     """Run ``sql`` under the database's own read-only rules alone (no :func:`check`: the tests
     call this to show those rules hold by themselves), and roll back."""
+    with _read_only_rows(info, sql, max_rows, None) as rows:
+        data = list(rows)
+        return QueryResult(rows.columns or (), data)
+
+
+@contextlib.contextmanager
+def _read_only_rows(
+    info: engines.Target, sql: str, max_rows: int | None, timeout: float | None
+) -> Iterator[QueryRows]:
+    """The rows of ``sql`` in a read-only transaction that is rolled back when the block ends.
+
+    The block itself runs outside ``engines.translate``: what the reader raises (a broken
+    pipe, an exit) is not the database's error. The rows translate their driver's errors.
+    """
     engine = engines.create(info, readonly=True)
     try:
-        with (
-            engines.translate(info, "running the query"),
-            engine.connect() as conn,
-            engines.snapshot(conn),  # PostgreSQL: BEGIN ... READ ONLY
-            conn.begin() as transaction,
-        ):
+        with engines.translate(info, "opening the database"):
+            conn = engine.connect()
+        with conn, engines.snapshot(conn):  # PostgreSQL: BEGIN ... READ ONLY
+            with engines.translate(info, "starting the query"):
+                transaction = conn.begin()
             dbapi = conn.connection.dbapi_connection
             assert dbapi is not None
             if info.dialect == "sqlite":
-                result = _run_sqlite(dbapi, info, sql, max_rows)
+                rows = QueryRows(
+                    info.display,
+                    lambda r: _sqlite_rows(dbapi, info, sql, r),
+                    dbapi.interrupt,
+                    max_rows=max_rows,
+                    timeout=timeout,
+                )
             else:
-                result = _run_postgres(dbapi, info, sql, max_rows)
-            transaction.rollback()  # (a read has nothing to commit; undo what slipped by)
-            return result
+                rows = QueryRows(
+                    info.display,
+                    lambda r: _postgres_rows(dbapi, info, sql, r),
+                    lambda: _pg_cancel(dbapi),
+                    max_rows=max_rows,
+                    timeout=timeout,
+                )
+            try:
+                yield rows
+            except BaseException:
+                # (what ended the block is the news: a connection the stop or the server's
+                # timeout broke must not hide it behind its own error)
+                with contextlib.suppress(Exception):
+                    rows.close()
+                    transaction.rollback()
+                raise
+            rows.close()
+            try:
+                # (a read has nothing to commit; undo what slipped by)
+                with engines.translate(info, "ending the query"):
+                    transaction.rollback()
+            except DatabaseError:
+                if not getattr(dbapi, "closed", False):
+                    raise
+                # (PostgreSQL ended the session after the last row was read, at its
+                # idle_in_transaction_session_timeout: the answer is whole, nothing to undo)
     finally:
         engine.dispose()
 
 
-def _fetch(cursor: Any, max_rows: int | None) -> QueryResult:
-    columns = tuple(d[0] for d in cursor.description or ())
-    if not columns:
-        return QueryResult(columns, [])
-    rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
-    return QueryResult(columns, [tuple(r) for r in rows])
+#: SQLite calls the progress handler every so many virtual-machine instructions (a few
+#: thousand times a second on a busy statement): it ends a stopped or timed-out statement
+#: within that, and lets a signal's Python handler run while SQLite computes a row.
+SQLITE_PROGRESS_STEPS = 10_000
+#: Rows fetched from the driver at a time (SQLite).
+FETCH_BATCH = 256
 
 
-def _run_sqlite(dbapi: Any, info: engines.Target, sql: str, max_rows: int | None) -> QueryResult:
+def _sqlite_rows(
+    dbapi: Any, info: engines.Target, sql: str, rows: QueryRows
+) -> Generator[tuple[Any, ...], None, None]:
     (tables,) = dbapi.execute("SELECT count(*) FROM sqlite_master").fetchone()
     if not tables:  # (SQLite takes an empty file for an empty database)
         raise NotADatabaseError(f"{info.display} is not a drasnap database (it is empty)")
     denied: list[str] = []
     attached = dbapi.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     dbapi.set_authorizer(_authorizer(denied))
+    # A non-zero answer ends the statement with "interrupted"; the Python handler of a signal
+    # runs here too (Python runs them between bytecodes, and SQLite computing a row runs none).
+    dbapi.set_progress_handler(lambda: int(rows.should_end()), SQLITE_PROGRESS_STEPS)
     cursor = dbapi.cursor()
     try:
-        cursor.execute(sql)
-        return _fetch(cursor, max_rows)
-    except Exception as exc:
-        if denied:
-            raise ReadOnlyError(_PREFIX + denied[0]) from exc
-        message = one_line(exc)
-        if "readonly database" in message or "too many attached databases" in message:
-            raise ReadOnlyError(_PREFIX + message) from exc
-        if "file is not a database" in message:
-            raise NotADatabaseError(f"{info.display} is not a database") from exc
-        raise DatabaseError(f"{info.display}: {message} (while running the query)") from exc
+        try:
+            cursor.execute(sql)
+            rows.columns = tuple(d[0] for d in cursor.description or ())
+            if not rows.columns:
+                return
+            while batch := cursor.fetchmany(FETCH_BATCH):
+                for row in batch:
+                    yield tuple(row)
+        except sqlite3.Error as exc:
+            raise _sqlite_error(exc, info, rows, denied) from exc
     finally:
         cursor.close()
+        dbapi.set_progress_handler(None, 0)
         dbapi.set_authorizer(None)
         dbapi.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, attached)
 
 
-def _run_postgres(dbapi: Any, info: engines.Target, sql: str, max_rows: int | None) -> QueryResult:
+def _sqlite_error(
+    exc: sqlite3.Error, info: engines.Target, rows: QueryRows, denied: list[str]
+) -> StoreError:
+    message = one_line(exc)
+    if denied:
+        return ReadOnlyError(_PREFIX + denied[0])
+    if message == "interrupted":
+        try:
+            rows.check()
+        except (QueryStoppedError, QueryTimeoutError) as ended:
+            return ended
+    if "readonly database" in message or "too many attached databases" in message:
+        return ReadOnlyError(_PREFIX + message)
+    if "file is not a database" in message:
+        return NotADatabaseError(f"{info.display} is not a database")
+    return DatabaseError(f"{info.display}: {message} (while running the query)")
+
+
+#: PostgreSQL ends a transaction left idle this long (a client stopped with SIGSTOP, or cut
+#: off). drasnap's own idles only between its few statements, and after the last row while
+#: the reader takes it (printing into a pipe nobody reads past this ends the session, after
+#: every row was read: there is nothing left to undo then).
+PG_IDLE_TIMEOUT = "60s"
+#: PostgreSQL 14 on (Linux servers) checks this often, while a statement runs, whether the
+#: client is still there, and ends the statement when it is not (a client killed by SIGKILL
+#: while the statement computes, sending nothing, would otherwise run until statement_timeout).
+PG_CHECK_CLIENT = "1s"
+
+
+def _postgres_rows(
+    dbapi: Any, info: engines.Target, sql: str, rows: QueryRows
+) -> Generator[tuple[Any, ...], None, None]:
     cursor = dbapi.cursor()
     try:
-        # The lexer of store.queries.lexer reads '...' as the standard says; so must the server
-        # (a URL's options or the database's defaults could have switched it off).
-        cursor.execute("SET LOCAL standard_conforming_strings = on")
+        _pg_session(cursor, rows.timeout)
         as_reader = _take_reader_role(cursor)
-        if dbapi.prepare_threshold is None:  # (psycopg would not prepare at all)
-            dbapi.prepare_threshold = 5
+        # stream(): one statement, sent with the extended protocol (under which the server runs
+        # one statement at most: "cannot insert multiple commands into a prepared statement"),
+        # its rows received one at a time (libpq's single-row mode).
+        stream = cursor.stream(sql)
         try:
-            # prepare=True: the extended protocol, under which the server runs one statement
-            # at most ("cannot insert multiple commands into a prepared statement").
-            cursor.execute(sql, prepare=True)
-            return _fetch(cursor, max_rows)
+            for row in stream:
+                if rows.columns is None:
+                    rows.columns = tuple(d.name for d in cursor.description or ())
+                yield tuple(row)
+            if rows.columns is None:
+                rows.columns = _pg_described(dbapi)
         except Exception as exc:  # (psycopg.Error; psycopg is imported only with the URL)
-            message = one_line(exc)
-            diag = getattr(exc, "diag", None)
-            primary = getattr(diag, "message_primary", None) or message  # (no HINT, no LINE)
-            if "read-only transaction" in primary:
-                raise ReadOnlyError(_PREFIX + primary) from exc
-            if as_reader and primary.startswith(("permission denied", "must be ")):
-                # ("must be superuser or have privileges of the pg_write_server_files role to
-                # COPY to a file", "must be a superuser to terminate superuser process")
-                raise ReadOnlyError(
-                    f"{_PREFIX}{primary} (the query runs as the role {READER_ROLE})"
-                ) from exc
-            raise DatabaseError(f"{info.display}: {message} (while running the query)") from exc
+            raise _pg_error(exc, info, rows, as_reader) from exc
+        finally:
+            stream.close()  # (psycopg cancels a statement still running, and reads its end)
     finally:
         cursor.close()
+
+
+def _pg_session(cursor: Any, timeout: float | None) -> None:
+    """The settings of the query's transaction (``SET LOCAL``: gone at its rollback)."""
+    # The lexer of store.queries.lexer reads '...' as the standard says; so must the server
+    # (a URL's options or the database's defaults could have switched it off).
+    cursor.execute("SET LOCAL standard_conforming_strings = on")
+    milliseconds = 0 if timeout is None else max(1, round(timeout * 1000))
+    cursor.execute(
+        "SELECT set_config('statement_timeout', %s, true), "
+        "set_config('idle_in_transaction_session_timeout', %s, true)",
+        (str(milliseconds), PG_IDLE_TIMEOUT),
+    )
+    if cursor.connection.info.server_version >= 140000:
+        # (a server that cannot watch its clients, not on Linux, refuses a non-zero value)
+        cursor.execute("SAVEPOINT drasnap_check_client")
+        try:
+            cursor.execute(
+                "SELECT set_config('client_connection_check_interval', %s, true)",
+                (PG_CHECK_CLIENT,),
+            )
+        except Exception:  # (psycopg.Error)
+            cursor.execute("ROLLBACK TO SAVEPOINT drasnap_check_client")
+        cursor.execute("RELEASE SAVEPOINT drasnap_check_client")
+
+
+def _pg_described(dbapi: Any) -> tuple[str, ...]:
+    """The columns of the statement just streamed, when it gave no row (psycopg keeps no
+    description then): the server describes the unnamed statement stream() prepared."""
+    described = dbapi.pgconn.describe_prepared(b"")
+    encoding = dbapi.info.encoding
+    return tuple(described.fname(i).decode(encoding) for i in range(described.nfields))
+
+
+def _pg_cancel(dbapi: Any) -> None:
+    """Ask the server to cancel the running statement (from a signal handler: no raise)."""
+    cancel = getattr(dbapi, "cancel_safe", None)  # (psycopg 3.2 on; cancel() before)
+    if cancel is not None:
+        cancel(timeout=5.0)
+    else:
+        dbapi.cancel()
+
+
+def _pg_error(exc: Exception, info: engines.Target, rows: QueryRows, as_reader: bool) -> StoreError:
+    message = one_line(exc)
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None) or message  # (no HINT, no LINE)
+    if getattr(diag, "sqlstate", None) == "57014":  # query_canceled
+        if rows.stopped:
+            try:
+                rows.check()
+            except QueryStoppedError as stopped:
+                return stopped
+        if "statement timeout" in primary and rows.timeout is not None:
+            return rows.timeout_error()
+    if "read-only transaction" in primary:
+        return ReadOnlyError(_PREFIX + primary)
+    if as_reader and primary.startswith(("permission denied", "must be ")):
+        # ("must be superuser or have privileges of the pg_write_server_files role to
+        # COPY to a file", "must be a superuser to terminate superuser process")
+        return ReadOnlyError(f"{_PREFIX}{primary} (the query runs as the role {READER_ROLE})")
+    return DatabaseError(f"{info.display}: {message} (while running the query)")
 
 
 def _take_reader_role(cursor: Any) -> bool:

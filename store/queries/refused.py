@@ -14,6 +14,10 @@ advisory locks, statistics resets), the large-object functions that write (Postg
 ``set_config``, ``pg_notify``, ``dblink`` and the functions that run SQL given as a string
 (``query_to_xml``, ``ts_stat``...), whose text no check before the server can see into.
 
+The catalogs that hold secrets (``pg_authid``, ``pg_shadow``, ``pg_user_mapping(s)``,
+``pg_subscription``) are refused by name too (:func:`pg_secret`), and so are the functions that
+read a table named in a string (``table_to_xml('pg_authid', ...)``), which would hide the name.
+
 A function defined in the database that calls one of these is not seen here; the server's own
 rules still hold there: the READ ONLY transaction, the rollback that ends every query, and the
 role ``pg_read_all_data`` the query runs as where the connecting role may take it (which may
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 from drasnap.store.queries.lexer import Token
 
-__all__ = ["pg_refused", "sqlite_refused"]
+__all__ = ["pg_refused", "pg_secret", "sqlite_refused"]
 
 # (why, names, name prefixes)
 _PG: tuple[tuple[str, frozenset[str], tuple[str, ...]], ...] = (
@@ -94,7 +98,28 @@ _PG: tuple[tuple[str, frozenset[str], tuple[str, ...]], ...] = (
         }),
         (),
     ),
+    (
+        # table_to_xml('pg_authid', ...) reads a catalog of secrets the name check below
+        # cannot see (the name is a string).
+        "it reads the tables named in a string, which drasnap cannot check",
+        frozenset(),
+        ("table_to_xml", "schema_to_xml", "database_to_xml"),
+    ),
 )  # fmt: skip
+
+# The catalogs that hold secrets, refused by name wherever they are named as code. The role
+# pg_read_all_data, which a query takes where it may, reads them all (PostgreSQL 15:
+# "SELECT rolpassword FROM pg_authid" answers it), so the role cannot be what keeps them.
+_PG_SECRETS = {
+    "pg_authid": "it holds the roles' password hashes; read pg_roles instead",
+    "pg_shadow": "it holds the roles' password hashes; read pg_roles instead",
+    "pg_user_mapping": "it holds the user names and passwords of foreign servers",
+    "pg_user_mappings": "it holds the user names and passwords of foreign servers",
+    "pg_subscription": (
+        "it holds the subscriptions' connection strings, with their passwords; read "
+        "pg_stat_subscription instead"
+    ),
+}
 
 _SQLITE = {
     "load_extension": "it loads a library into the database engine",
@@ -121,6 +146,17 @@ def pg_refused(tokens: list[Token]) -> tuple[str, str] | None:
             why = _why(name)
             if why is not None:
                 return name, why
+    return None
+
+
+def pg_secret(tokens: list[Token]) -> tuple[str, str] | None:
+    """The first catalog of secrets named among ``tokens`` (``pg_authid``, ``pg_shadow``...)
+    and why it is refused, or None."""
+    for token in tokens:
+        if token.kind in ("word", "name"):
+            name = token.text.lower()
+            if name in _PG_SECRETS:
+                return name, _PG_SECRETS[name]
     return None
 
 

@@ -314,7 +314,8 @@ def _pg_begin(conn: Connection, statement: str) -> Iterator[None]:
         yield
     finally:
         if previous is None:
-            del conn.info[_PG_BEGIN]
+            # (pop: a connection the server closed was invalidated, its info emptied)
+            conn.info.pop(_PG_BEGIN, None)
         else:
             conn.info[_PG_BEGIN] = previous
 
