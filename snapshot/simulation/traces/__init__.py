@@ -2,9 +2,11 @@
 when, read from a file and checked before the run starts (``docs/timelines.md`` 2.10).
 
 :mod:`.events` holds what every reader produces (:class:`Trace`, :class:`TraceEvent`);
-:mod:`.jsonl` reads drasnap's own JSON Lines format.
+:mod:`.jsonl` reads drasnap's own JSON Lines format; :mod:`.alibaba` Alibaba's GPU trace v2023
+(``docs/traces.md``).
 """
 
+from drasnap.snapshot.simulation.traces.alibaba import AlibabaGroup, AlibabaTrace, read_alibaba
 from drasnap.snapshot.simulation.traces.events import (
     CREATE,
     DELETE,
@@ -15,4 +17,15 @@ from drasnap.snapshot.simulation.traces.events import (
 )
 from drasnap.snapshot.simulation.traces.jsonl import read_jsonl
 
-__all__ = ["CREATE", "DELETE", "OPS", "TRACE_KINDS", "Trace", "TraceEvent", "read_jsonl"]
+__all__ = [
+    "CREATE",
+    "DELETE",
+    "OPS",
+    "TRACE_KINDS",
+    "AlibabaGroup",
+    "AlibabaTrace",
+    "Trace",
+    "TraceEvent",
+    "read_alibaba",
+    "read_jsonl",
+]
