@@ -13,7 +13,10 @@ GPU shares use consumable capacity (KEP-5075, ``DRAConsumableCapacity``): every 
 capacity ``milli: 1000`` with ``allowMultipleAllocations: true``; a share asks
 ``capacity.requests.milli``, and a whole-GPU request, asking nothing, takes the whole capacity
 (the allocator's ``snapshot.allocation.capacity``: no request policy, so the default is the
-capacity itself), so it never lands on a GPU that holds a share.
+capacity itself), so it never lands on a GPU that holds a share. With ``sharing=
+"partitionable"`` (KEP-4815, ``DRAPartitionableDevices``) each GPU is a counter set of ``milli:
+1000`` instead, partitioned into devices of every share size the pods ask for
+(:func:`_partitioned_slices`); a claim selects a device of its size.
 
 Bad input is refused in one line naming the file, the row (counted from 1 after the header,
 with its line in the file) and the column, before anything is written.
@@ -57,7 +60,14 @@ NAMESPACE: Final = "default"
 CAPACITY: Final = "milli"  # the consumable capacity of a GPU, in thousandths
 WHOLE: Final = 1000  # gpu_milli of a whole GPU
 GROUP_LABEL: Final = "drasnap.io/node-group"  # as snapshot.simulation.generated labels nodes
-SHARINGS: Final = ("consumable", "partitionable")
+CONSUMABLE: Final = "consumable"
+PARTITIONABLE: Final = "partitionable"
+SHARINGS: Final = (CONSUMABLE, PARTITIONABLE)
+PARTITION_ATTRIBUTE: Final = "milli"  # partitionable: a device's size, 1000 for a whole GPU
+# The API server's limits (snapshot.validation.limits): counter sets per slice, and devices per
+# slice when they consume counters.
+_COUNTER_SETS_PER_SLICE: Final = 8
+_COUNTER_DEVICES_PER_SLICE: Final = 64
 POD_COLUMNS: Final = (
     "name",
     "cpu_milli",
@@ -139,37 +149,37 @@ def read_alibaba(
     """The trace of ``pods_csv`` on the node shapes of ``nodes_csv`` (module docstring).
 
     ``sharing``: how a share of one GPU (``gpu_milli`` < 1000) is asked for: ``consumable``
-    (KEP-5075). ``partitionable`` (KEP-4815's counters) is refused: not modelled yet.
+    (KEP-5075's capacity requests) or ``partitionable`` (a partition of that size, KEP-4815's
+    counters).
 
     Raises:
         ScenarioError: one line naming the file, row and column: a missing column, a field
             that is not a whole number, a negative number, a time past drasnap's clock, a
             ``deletion_time`` before ``creation_time`` (or ``scheduled_time`` outside them),
             ``gpu_milli`` over 1000, a ``gpu_spec`` model no node has, an unknown ``qos`` or
-            ``pod_phase``, a repeated or malformed name; or a file cannot be read.
+            ``pod_phase``, a repeated or malformed name; an unknown ``sharing``; or a file
+            cannot be read.
     """
     if sharing not in SHARINGS:
         raise ScenarioError(
             f"--gpu-sharing {quote(sharing)}: expected one of {', '.join(SHARINGS)}"
         )
-    if sharing == "partitionable":
-        raise ScenarioError(
-            "--gpu-sharing partitionable: GPU shares through partitionable devices' counters "
-            "(KEP-4815) are not modelled yet for the Alibaba trace; use consumable (the default)"
-        )
     pods_data = _read(pods_csv)
     digest = hashlib.sha256(b"alibaba-gpu-v2023\0" + sharing.encode() + b"\0")
     digest.update(hashlib.sha256(pods_data).digest())
-    groups: tuple[AlibabaGroup, ...] = ()
+    shapes: dict[_Shape, int] = {}
     models: tuple[str, ...] = PUBLISHED_MODELS
     if nodes_csv is not None:
         nodes_data = _read(nodes_csv)
         digest.update(hashlib.sha256(nodes_data).digest())
-        groups = _groups(str(nodes_csv), nodes_data)
-        models = tuple(sorted({g.model for g in groups if g.model}))
-    reader = _PodReader(str(pods_csv), frozenset(models))
+        shapes = _shapes(str(nodes_csv), nodes_data)
+        models = tuple(sorted({shape[0] for shape in shapes if shape[0]}))
+    reader = _PodReader(str(pods_csv), frozenset(models), sharing)
     for row in _rows(str(pods_csv), pods_data, POD_COLUMNS):
         reader.read(row)
+    # Partitions are the sizes the pods ask for: the nodes are built after the pods are read.
+    partitions = tuple(sorted(reader.shares)) if sharing == PARTITIONABLE else None
+    groups = _groups(str(nodes_csv), shapes, partitions)
     return AlibabaTrace(
         classes=(_device_class(),),
         groups=groups,
@@ -271,8 +281,12 @@ def _rows(path: str, data: bytes, columns: tuple[str, ...]) -> Iterator[_Row]:
 # -- nodes -----------------------------------------------------------------------------------
 
 
-def _groups(path: str, data: bytes) -> tuple[AlibabaGroup, ...]:
-    shapes: dict[tuple[str, int, int, int], int] = {}
+_Shape = tuple[str, int, int, int]  # (model, GPUs, CPU milli, memory MiB)
+
+
+def _shapes(path: str, data: bytes) -> dict[_Shape, int]:
+    """The node list's shapes, each with its number of nodes."""
+    shapes: dict[_Shape, int] = {}
     names: dict[str, int] = {}
     for row in _rows(path, data, NODE_COLUMNS):
         sn = row.text("sn")
@@ -293,6 +307,14 @@ def _groups(path: str, data: bytes) -> tuple[AlibabaGroup, ...]:
             raise row.refuse("model", f"{quote(model)} is not a GPU model name (letters, digits)")
         key = (model, gpus, cpu, memory)
         shapes[key] = shapes.get(key, 0) + 1
+    return shapes
+
+
+def _groups(
+    path: str, shapes: Mapping[_Shape, int], partitions: tuple[int, ...] | None
+) -> tuple[AlibabaGroup, ...]:
+    """One group per shape, by name. ``partitions``: the share sizes each GPU is partitioned
+    into (partitionable sharing), else None (consumable capacity)."""
     groups: dict[str, AlibabaGroup] = {}
     for (model, gpus, cpu, memory), count in shapes.items():
         name = _group_name(model, gpus, cpu, memory)
@@ -307,7 +329,7 @@ def _groups(path: str, data: bytes) -> tuple[AlibabaGroup, ...]:
             min_size=0,
             max_size=count,
             node=_node(node_name, name, cpu, memory),
-            slices=(_gpu_slice(node_name, model, gpus),) if gpus else (),
+            slices=_gpu_slices(node_name, model, gpus, partitions) if gpus else (),
             model=model,
             gpus=gpus,
             cpu_milli=cpu,
@@ -339,29 +361,85 @@ def _node(name: str, group: str, cpu_milli: int, memory_mib: int) -> KubeObject:
     }
 
 
-def _gpu_slice(node_name: str, model: str, gpus: int) -> KubeObject:
+def _gpu_slices(
+    node_name: str, model: str, gpus: int, partitions: tuple[int, ...] | None
+) -> tuple[KubeObject, ...]:
     attributes: dict[str, Any] = {"model": {"string": model}}
     if model in MODEL_MEMORY:
         attributes["memory"] = {"string": MODEL_MEMORY[model]}
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-{DRIVER}"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [
-                {
-                    "name": f"gpu-{i}",
-                    "attributes": {**attributes, "index": {"int": i}},
-                    "capacity": {CAPACITY: {"value": str(WHOLE)}},
-                    "allowMultipleAllocations": True,
-                }
-                for i in range(gpus)
-            ],
+    if partitions is not None:
+        return _partitioned_slices(node_name, attributes, gpus, partitions)
+    return (
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{node_name}-{DRIVER}"},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": node_name,
+                "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                "devices": [
+                    {
+                        "name": f"gpu-{i}",
+                        "attributes": {**attributes, "index": {"int": i}},
+                        "capacity": {CAPACITY: {"value": str(WHOLE)}},
+                        "allowMultipleAllocations": True,
+                    }
+                    for i in range(gpus)
+                ],
+            },
         },
-    }
+    )
+
+
+def _partitioned_slices(
+    node_name: str, attributes: Mapping[str, Any], gpus: int, partitions: tuple[int, ...]
+) -> tuple[KubeObject, ...]:
+    """KEP-4815's partitionable GPUs: GPU ``i`` is the counter set ``gpu-<i>`` of ``milli:
+    1000``; its devices are the whole GPU ``gpu-<i>`` (consuming 1000) and, for each share size
+    ``m`` the trace asks for, ``1000 // m`` partitions ``gpu-<i>-share<m>-<j>`` (consuming
+    ``m`` each, so that many shares of that size fit a GPU). Every device has the attribute
+    ``milli``, its size, which the claim templates select on. The counter sets come first, in
+    slices of 8, then the devices in slices of 64 (the API server's limits), one pool."""
+    counter_sets = [
+        {"name": f"gpu-{i}", "counters": {CAPACITY: {"value": str(WHOLE)}}} for i in range(gpus)
+    ]
+    devices: list[dict[str, Any]] = []
+    for i in range(gpus):
+        sizes = [(f"gpu-{i}", WHOLE)]
+        sizes += [(f"gpu-{i}-share{m}-{j}", m) for m in partitions for j in range(WHOLE // m)]
+        for name, size in sizes:
+            devices.append(
+                {
+                    "name": name,
+                    "attributes": {
+                        **dict(attributes),
+                        "index": {"int": i},
+                        PARTITION_ATTRIBUTE: {"int": size},
+                    },
+                    "consumesCounters": [
+                        {"counterSet": f"gpu-{i}", "counters": {CAPACITY: {"value": str(size)}}}
+                    ],
+                }
+            )
+    parts: list[tuple[str, dict[str, Any]]] = [
+        ("counters", {"sharedCounters": counter_sets[k : k + _COUNTER_SETS_PER_SLICE]})
+        for k in range(0, len(counter_sets), _COUNTER_SETS_PER_SLICE)
+    ]
+    parts += [
+        ("devices", {"devices": devices[k : k + _COUNTER_DEVICES_PER_SLICE]})
+        for k in range(0, len(devices), _COUNTER_DEVICES_PER_SLICE)
+    ]
+    pool = {"name": node_name, "generation": 1, "resourceSliceCount": len(parts)}
+    return tuple(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{node_name}-{DRIVER}-{what}-{k}"},
+            "spec": {"driver": DRIVER, "nodeName": node_name, "pool": pool, **content},
+        }
+        for k, (what, content) in enumerate(parts)
+    )
 
 
 def _device_class() -> KubeObject:
@@ -390,9 +468,11 @@ class _Pod:
 
 
 class _PodReader:
-    def __init__(self, path: str, models: frozenset[str]) -> None:
+    def __init__(self, path: str, models: frozenset[str], sharing: str) -> None:
         self.path = path
         self.models = models
+        self.sharing = sharing
+        self.shares: set[int] = set()  # the gpu_milli of the shares taken
         self.names: dict[str, int] = {}
         self.pods: list[_Pod] = []
         self.skipped: dict[str, int] = {}
@@ -449,7 +529,9 @@ class _PodReader:
             return self.skip(row, SKIP_MULTI_SHARE)
         if gpus == 0 and milli > 0:
             return self.skip(row, SKIP_MILLI_NO_GPU)
-        template = _template(gpus, milli, models) if gpus else None
+        template = _template(gpus, milli, models, self.sharing) if gpus else None
+        if gpus and milli < WHOLE:
+            self.shares.add(milli)
         pod = _pod(name, cpu, memory, qos, template)
         if scheduled is None:  # never scheduled in the trace: arrives, withdrawn if pending
             runs, withdraw = None, deleted
@@ -517,18 +599,22 @@ def _template_name(gpus: int, milli: int, models: tuple[str, ...]) -> str:
     return "-".join([base, *labels])
 
 
-def _template(gpus: int, milli: int, models: tuple[str, ...]) -> KubeObject:
+def _template(gpus: int, milli: int, models: tuple[str, ...], sharing: str) -> KubeObject:
     exactly: dict[str, Any] = {
         "deviceClassName": DEVICE_CLASS,
         "allocationMode": "ExactCount",
         "count": gpus,
     }
-    if milli < WHOLE:
+    expressions = []
+    if sharing == PARTITIONABLE:  # the devices of that size: whole GPUs or one partition
+        expressions.append(f'device.attributes["{DRIVER}"].{PARTITION_ATTRIBUTE} == {milli}')
+    elif milli < WHOLE:
         exactly["capacity"] = {"requests": {CAPACITY: str(milli)}}
     if models:
         listed = ",".join(f'"{model}"' for model in models)
-        expression = f'device.attributes["{DRIVER}"].model in [{listed}]'
-        exactly["selectors"] = [{"cel": {"expression": expression}}]
+        expressions.append(f'device.attributes["{DRIVER}"].model in [{listed}]')
+    if expressions:
+        exactly["selectors"] = [{"cel": {"expression": e}} for e in expressions]
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": CLAIM_TEMPLATE_KIND,

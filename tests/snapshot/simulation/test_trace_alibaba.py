@@ -345,14 +345,125 @@ def test_bad_node_rows_are_refused(tmp_path: Path) -> None:
         read_alibaba(pods, nodes)
 
 
-def test_partitionable_sharing_is_refused_as_not_modelled_yet(tmp_path: Path) -> None:
+def test_an_unknown_sharing_is_refused(tmp_path: Path) -> None:
     pods = _write(tmp_path, "pods.csv", HEADER, PODS[:1])
     with pytest.raises(ScenarioError) as caught:
-        read_alibaba(pods, None, sharing="partitionable")
-    assert str(caught.value) == (
-        "--gpu-sharing partitionable: GPU shares through partitionable devices' counters "
-        "(KEP-4815) are not modelled yet for the Alibaba trace; use consumable (the default)"
+        read_alibaba(pods, None, sharing="mig")
+    assert str(caught.value) == ('--gpu-sharing "mig": expected one of consumable, partitionable')
+
+
+def test_partitionable_sharing_partitions_each_gpu_into_the_share_sizes_asked(
+    tmp_path: Path,
+) -> None:
+    # Shares of 250 and 500 milli: each GPU is a counter set of 1000 milli, with the whole
+    # GPU (1000), 1000 // 250 = 4 partitions of 250 and 1000 // 500 = 2 of 500.
+    pods = _write(
+        tmp_path,
+        "pods.csv",
+        HEADER,
+        [
+            "q,1000,1024,1,250,,BE,Running,0,10,0",
+            "h,1000,1024,1,500,P100,BE,Running,1,10,1",
+            "w,1000,1024,1,1000,,LS,Running,2,10,2",
+        ],
     )
+    nodes = _write(tmp_path, "nodes.csv", NODE_HEADER, ["n,8000,61440,1,P100"])
+    trace = read_alibaba(pods, nodes, sharing="partitionable")
+    (group,) = trace.groups
+    node = "p100-1gpu-8c-60gi-template"
+    pool = {"name": node, "generation": 1, "resourceSliceCount": 2}
+
+    def device(name: str, size: int) -> Obj:
+        return {
+            "name": name,
+            "attributes": {
+                "model": {"string": "P100"},
+                "index": {"int": 0},
+                "milli": {"int": size},
+            },
+            "consumesCounters": [
+                {"counterSet": "gpu-0", "counters": {"milli": {"value": str(size)}}}
+            ],
+        }
+
+    assert group.slices == (
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{node}-gpu.alibaba-counters-0"},
+            "spec": {
+                "driver": "gpu.alibaba",
+                "nodeName": node,
+                "pool": pool,
+                "sharedCounters": [{"name": "gpu-0", "counters": {"milli": {"value": "1000"}}}],
+            },
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{node}-gpu.alibaba-devices-1"},
+            "spec": {
+                "driver": "gpu.alibaba",
+                "nodeName": node,
+                "pool": pool,
+                "devices": [
+                    device("gpu-0", 1000),
+                    *(device(f"gpu-0-share250-{j}", 250) for j in range(4)),
+                    *(device(f"gpu-0-share500-{j}", 500) for j in range(2)),
+                ],
+            },
+        },
+    )
+    templates = {e.key: e.object for e in trace.events if e.kind == "ResourceClaimTemplate"}
+    size = 'device.attributes["gpu.alibaba"].milli == '
+    assert templates == {
+        "default/gpu-share-250": _template(
+            "gpu-share-250",
+            {
+                "deviceClassName": "gpu.alibaba",
+                "allocationMode": "ExactCount",
+                "count": 1,
+                "selectors": [{"cel": {"expression": size + "250"}}],
+            },
+        ),
+        "default/gpu-share-500-p100": _template(
+            "gpu-share-500-p100",
+            {
+                "deviceClassName": "gpu.alibaba",
+                "allocationMode": "ExactCount",
+                "count": 1,
+                "selectors": [
+                    {"cel": {"expression": size + "500"}},
+                    {"cel": {"expression": 'device.attributes["gpu.alibaba"].model in ["P100"]'}},
+                ],
+            },
+        ),
+        "default/gpu-1": _template(
+            "gpu-1",
+            {
+                "deviceClassName": "gpu.alibaba",
+                "allocationMode": "ExactCount",
+                "count": 1,
+                "selectors": [{"cel": {"expression": size + "1000"}}],
+            },
+        ),
+    }
+    assert trace.digest != read_alibaba(pods, nodes).digest  # the mode is part of the run
+
+
+def test_partitions_split_into_slices_within_the_api_servers_limits(tmp_path: Path) -> None:
+    # 9 GPUs with shares of 100: 9 counter sets (8 + 1 slices) and 9 * (1 + 10) = 99 devices
+    # (64 + 35), one pool of 4 slices.
+    pods = _write(tmp_path, "pods.csv", HEADER, ["s,1000,1024,1,100,,BE,Running,0,10,0"])
+    nodes = _write(tmp_path, "nodes.csv", NODE_HEADER, ["n,8000,61440,9,T4"])
+    (group,) = read_alibaba(pods, nodes, sharing="partitionable").groups
+    assert [
+        (len(s["spec"].get("sharedCounters", ())), len(s["spec"].get("devices", ())))
+        for s in group.slices
+    ] == [(8, 0), (1, 0), (0, 64), (0, 35)]
+    assert {s["spec"]["pool"]["resourceSliceCount"] for s in group.slices} == {4}
+    for obj in group.slices:
+        assert validate(obj) == obj
 
 
 # -- end to end: the objects pass validation and the allocator places them as expected ------
@@ -362,10 +473,22 @@ def _created(trace: AlibabaTrace) -> dict[str, Obj]:
     return {e.key: e.object for e in trace.events if e.op == "create"}
 
 
-def test_objects_pass_validation_and_share_one_template_node(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sharing", "s1_device", "w_device", "s2_device"),
+    [
+        ("consumable", "gpu-0", "gpu-1", "gpu-0"),
+        ("partitionable", "gpu-0-share460-0", "gpu-1", "gpu-0-share540-0"),
+    ],
+)
+def test_objects_pass_validation_and_share_one_template_node(
+    tmp_path: Path, sharing: str, s1_device: str, w_device: str, s2_device: str
+) -> None:
     # One node of shape V100M16 x 2. s1 takes 460 milli of gpu-0 (the first device); w, a
-    # whole GPU, asks no capacity and so takes all 1000 of a GPU: gpu-0 has 540 left, w gets
-    # gpu-1; s2 (540) fills gpu-0 exactly; then s3 (100) fits nowhere, nor a V100M32 pod.
+    # whole GPU, takes all 1000 of a GPU: gpu-0 has 540 left, w gets gpu-1; s2 (540) fills
+    # gpu-0 exactly; then s3 (100) fits nowhere, nor a V100M32 pod.
+    # Consumable: w asks no capacity, so it takes the whole capacity. Partitionable: the
+    # share460 partition of gpu-0 consumes 460 of its counter set, so gpu-0 (1000) no longer
+    # fits; s2's share540 partition does; s3's share100 partitions of either GPU do not.
     pods = [
         "s1,1000,1024,1,460,,BE,Running,0,100,0",
         "w,1000,1024,1,1000,V100M16,LS,Running,1,100,1",
@@ -373,7 +496,10 @@ def test_objects_pass_validation_and_share_one_template_node(tmp_path: Path) -> 
         "s3,1000,1024,1,100,,BE,Running,3,100,3",
         "m32,1000,1024,1,1000,V100M32,LS,Running,4,100,4",
     ]
-    trace = _read(tmp_path, pods, ["n,16000,65536,2,V100M16", "o,16000,65536,2,V100M32"])
+    pods_csv = _write(tmp_path, "pods.csv", HEADER, pods)
+    nodes = ["n,16000,65536,2,V100M16", "o,16000,65536,2,V100M32"]
+    nodes_csv = _write(tmp_path, "nodes.csv", NODE_HEADER, nodes)
+    trace = read_alibaba(pods_csv, nodes_csv, sharing=sharing)
     created = _created(trace)
     templates = [o for o in created.values() if o["kind"] == "ResourceClaimTemplate"]
     group = next(g for g in trace.groups if g.name == "v100m16-2gpu-16c-64gi")
@@ -399,12 +525,23 @@ def test_objects_pass_validation_and_share_one_template_node(tmp_path: Path) -> 
         (result,) = stored["status"]["allocation"]["devices"]["results"]
         return dict(result)
 
+    # Consumable capacity reports what each share consumed; a partition is a device of its own.
+    consumed = sharing == "consumable"
     s1 = schedule("s1")
-    assert (s1["device"], s1["consumedCapacity"]) == ("gpu-0", {"milli": "460"})
+    assert (s1["device"], s1.get("consumedCapacity")) == (
+        s1_device,
+        {"milli": "460"} if consumed else None,
+    )
     w = schedule("w")
-    assert (w["device"], w["consumedCapacity"]) == ("gpu-1", {"milli": "1000"})
+    assert (w["device"], w.get("consumedCapacity")) == (
+        w_device,
+        {"milli": "1000"} if consumed else None,
+    )
     s2 = schedule("s2")
-    assert (s2["device"], s2["consumedCapacity"]) == ("gpu-0", {"milli": "540"})
+    assert (s2["device"], s2.get("consumedCapacity")) == (
+        s2_device,
+        {"milli": "540"} if consumed else None,
+    )
     for name in ("s3", "m32"):
         with pytest.raises(SchedulingError):
             schedule(name)
