@@ -63,6 +63,11 @@ GROUP_LABEL: Final = "drasnap.io/node-group"  # as snapshot.simulation.generated
 CONSUMABLE: Final = "consumable"
 PARTITIONABLE: Final = "partitionable"
 SHARINGS: Final = (CONSUMABLE, PARTITIONABLE)
+WITHDRAW: Final = "withdraw"
+PENDING_RULES: Final = (WITHDRAW, "skip")
+FROM_TRACE: Final = "trace"
+AT_START: Final = "at-start"
+ARRIVALS: Final = (FROM_TRACE, AT_START)
 PARTITION_ATTRIBUTE: Final = "milli"  # partitionable: a device's size, 1000 for a whole GPU
 # The API server's limits (snapshot.validation.limits): counter sets per slice, and devices per
 # slice when they consume counters.
@@ -81,6 +86,7 @@ POD_COLUMNS: Final = (
     "deletion_time",
     "scheduled_time",
 )
+POD_SHAPE_COLUMNS: Final = POD_COLUMNS[:5]  # all that --arrivals at-start needs
 NODE_COLUMNS: Final = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 QOS_PRIORITY: Final = {"LS": 1000, "Guaranteed": 1000, "Burstable": 500, "BE": 0}
 """``qos`` -> ``spec.priority`` (and PriorityClass ``alibaba-<qos>``): drasnap's values, the
@@ -99,6 +105,7 @@ _DNS_SUBDOMAIN: Final = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 SKIP_MULTI_SHARE: Final = "num_gpu > 1 with gpu_milli < 1000 (a share of several GPUs)"
 SKIP_NO_MILLI: Final = "num_gpu >= 1 with gpu_milli 0 (a GPU of which nothing is used)"
 SKIP_MILLI_NO_GPU: Final = "num_gpu 0 with gpu_milli > 0 (a share of no GPU)"
+SKIP_PENDING: Final = "never scheduled in the trace (no scheduled_time; --pending-rows skip)"
 
 
 @dataclass(frozen=True)
@@ -144,28 +151,43 @@ class AlibabaTrace:
 
 
 def read_alibaba(
-    pods_csv: Path, nodes_csv: Path | None = None, *, sharing: str = "consumable"
+    pods_csv: Path,
+    nodes_csv: Path | None = None,
+    *,
+    sharing: str = CONSUMABLE,
+    pending: str = WITHDRAW,
+    arrivals: str = FROM_TRACE,
 ) -> AlibabaTrace:
     """The trace of ``pods_csv`` on the node shapes of ``nodes_csv`` (module docstring).
 
-    ``sharing``: how a share of one GPU (``gpu_milli`` < 1000) is asked for: ``consumable``
-    (KEP-5075's capacity requests) or ``partitionable`` (a partition of that size, KEP-4815's
-    counters).
+    ``sharing`` (``--gpu-sharing``): how a share of one GPU (``gpu_milli`` < 1000) is asked
+    for: ``consumable`` (KEP-5075's capacity requests) or ``partitionable`` (a partition of
+    that size, KEP-4815's counters). ``pending`` (``--pending-rows``): a row never scheduled
+    in the trace (no ``scheduled_time``) arrives and is withdrawn at its ``deletion_time``
+    (``withdraw``), or is left out, counted (``skip``). ``arrivals`` (``--arrivals``):
+    ``trace`` takes the time columns; ``at-start`` makes every pod arrive at 0 and run until
+    the end, for upstream's ``multigpu*`` lists, which have no time columns (only
+    ``name,cpu_milli,memory_mib,num_gpu,gpu_milli`` are needed then; ``gpu_spec`` and ``qos``
+    are used when present, the time columns and ``pod_phase`` ignored).
 
     Raises:
         ScenarioError: one line naming the file, row and column: a missing column, a field
             that is not a whole number, a negative number, a time past drasnap's clock, a
             ``deletion_time`` before ``creation_time`` (or ``scheduled_time`` outside them),
             ``gpu_milli`` over 1000, a ``gpu_spec`` model no node has, an unknown ``qos`` or
-            ``pod_phase``, a repeated or malformed name; an unknown ``sharing``; or a file
-            cannot be read.
+            ``pod_phase``, a repeated or malformed name; an unknown ``sharing``, ``pending``
+            or ``arrivals``; or a file cannot be read.
     """
-    if sharing not in SHARINGS:
-        raise ScenarioError(
-            f"--gpu-sharing {quote(sharing)}: expected one of {', '.join(SHARINGS)}"
-        )
+    for flag, value, choices in (
+        ("--gpu-sharing", sharing, SHARINGS),
+        ("--pending-rows", pending, PENDING_RULES),
+        ("--arrivals", arrivals, ARRIVALS),
+    ):
+        if value not in choices:
+            raise ScenarioError(f"{flag} {quote(value)}: expected one of {', '.join(choices)}")
     pods_data = _read(pods_csv)
-    digest = hashlib.sha256(b"alibaba-gpu-v2023\0" + sharing.encode() + b"\0")
+    options = f"{sharing}\0{pending}\0{arrivals}\0".encode()
+    digest = hashlib.sha256(b"alibaba-gpu-v2023\0" + options)
     digest.update(hashlib.sha256(pods_data).digest())
     shapes: dict[_Shape, int] = {}
     models: tuple[str, ...] = PUBLISHED_MODELS
@@ -174,8 +196,9 @@ def read_alibaba(
         digest.update(hashlib.sha256(nodes_data).digest())
         shapes = _shapes(str(nodes_csv), nodes_data)
         models = tuple(sorted({shape[0] for shape in shapes if shape[0]}))
-    reader = _PodReader(str(pods_csv), frozenset(models), sharing)
-    for row in _rows(str(pods_csv), pods_data, POD_COLUMNS):
+    reader = _PodReader(str(pods_csv), frozenset(models), sharing, pending, arrivals)
+    required = POD_COLUMNS if arrivals == FROM_TRACE else POD_SHAPE_COLUMNS
+    for row in _rows(str(pods_csv), pods_data, required):
         reader.read(row)
     # Partitions are the sizes the pods ask for: the nodes are built after the pods are read.
     partitions = tuple(sorted(reader.shares)) if sharing == PARTITIONABLE else None
@@ -468,10 +491,14 @@ class _Pod:
 
 
 class _PodReader:
-    def __init__(self, path: str, models: frozenset[str], sharing: str) -> None:
+    def __init__(
+        self, path: str, models: frozenset[str], sharing: str, pending: str, arrivals: str
+    ) -> None:
         self.path = path
         self.models = models
         self.sharing = sharing
+        self.skip_pending = pending != WITHDRAW
+        self.at_start = arrivals == AT_START
         self.shares: set[int] = set()  # the gpu_milli of the shares taken
         self.names: dict[str, int] = {}
         self.pods: list[_Pod] = []
@@ -495,10 +522,12 @@ class _PodReader:
         gpus, milli = row.count("num_gpu"), row.count("gpu_milli")
         if milli > WHOLE:
             raise row.refuse("gpu_milli", f"{milli} is over 1000 (a whole GPU)")
-        models = self.spec(row)
-        qos = row.text("qos")
-        if qos not in QOS_PRIORITY:
+        models = self.spec(row) if "gpu_spec" in row.fields else ()
+        qos = row.text("qos") if "qos" in row.fields else None
+        if qos is not None and qos not in QOS_PRIORITY:
             raise row.refuse("qos", f"{quote(qos)}: expected one of {', '.join(QOS_PRIORITY)}")
+        if self.at_start:
+            return self.take(row, name, cpu, memory, gpus, milli, models, qos, 0, None, None)
         phase = row.text("pod_phase")
         if phase not in PHASES:
             raise row.refuse("pod_phase", f"{quote(phase)}: expected one of {', '.join(PHASES)}")
@@ -522,7 +551,29 @@ class _PodReader:
                 "deletion_time",
                 f"{deleted // 1000} is before scheduled_time {scheduled // 1000}",
             )
-        # Rows the mapping cannot take: counted, not refused.
+        if scheduled is None:  # never scheduled in the trace: arrives, withdrawn if pending
+            if self.skip_pending:
+                return self.skip(row, SKIP_PENDING)
+            runs, withdraw = None, deleted
+        else:
+            runs, withdraw = (None if deleted is None else deleted - scheduled), None
+        return self.take(row, name, cpu, memory, gpus, milli, models, qos, created, runs, withdraw)
+
+    def take(
+        self,
+        row: _Row,
+        name: str,
+        cpu: int,
+        memory: int,
+        gpus: int,
+        milli: int,
+        models: tuple[str, ...],
+        qos: str | None,
+        created: int,
+        runs: int | None,
+        withdraw: int | None,
+    ) -> None:
+        """The pod of a checked row, unless the mapping cannot take it (counted, not refused)."""
         if gpus >= 1 and milli == 0:
             return self.skip(row, SKIP_NO_MILLI)
         if gpus > 1 and milli < WHOLE:
@@ -533,10 +584,6 @@ class _PodReader:
         if gpus and milli < WHOLE:
             self.shares.add(milli)
         pod = _pod(name, cpu, memory, qos, template)
-        if scheduled is None:  # never scheduled in the trace: arrives, withdrawn if pending
-            runs, withdraw = None, deleted
-        else:
-            runs, withdraw = (None if deleted is None else deleted - scheduled), None
         self.pods.append(_Pod(row, name, created, runs, withdraw, pod, template))
         return None
 
@@ -624,19 +671,17 @@ def _template(gpus: int, milli: int, models: tuple[str, ...], sharing: str) -> K
 
 
 def _pod(
-    name: str, cpu_milli: int, memory_mib: int, qos: str, template: KubeObject | None
+    name: str, cpu_milli: int, memory_mib: int, qos: str | None, template: KubeObject | None
 ) -> KubeObject:
     container: dict[str, Any] = {
         "name": "main",
         "image": "alibaba-gpu-v2023",
         "resources": {"requests": {"cpu": f"{cpu_milli}m", "memory": f"{memory_mib}Mi"}},
     }
-    spec: dict[str, Any] = {
-        "containers": [container],
-        "restartPolicy": "Never",  # a Job's pod
-        "priorityClassName": f"alibaba-{qos.lower()}",
-        "priority": QOS_PRIORITY[qos],
-    }
+    spec: dict[str, Any] = {"containers": [container], "restartPolicy": "Never"}  # a Job's
+    if qos is not None:  # (without a qos column, --arrivals at-start: no priority)
+        spec["priorityClassName"] = f"alibaba-{qos.lower()}"
+        spec["priority"] = QOS_PRIORITY[qos]
     if template is not None:
         spec["resourceClaims"] = [
             {"name": "gpu", "resourceClaimTemplateName": template["metadata"]["name"]}

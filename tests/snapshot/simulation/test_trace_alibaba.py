@@ -21,6 +21,7 @@ from drasnap.snapshot.simulation.traces import Trace
 from drasnap.snapshot.simulation.traces.alibaba import (
     SKIP_MULTI_SHARE,
     SKIP_NO_MILLI,
+    SKIP_PENDING,
     AlibabaTrace,
     read_alibaba,
 )
@@ -194,6 +195,50 @@ def test_each_row_shape_becomes_the_objects_of_the_mapping_table(tmp_path: Path)
     assert as_trace.digest == trace.digest and as_trace.path == str(tmp_path / "pods.csv")
 
 
+def test_pending_rows_skip_leaves_them_out_counted(tmp_path: Path) -> None:
+    pods_csv = _write(tmp_path, "pods.csv", HEADER, PODS)
+    trace = read_alibaba(pods_csv, None, pending="skip")
+    assert "default/e" not in {e.key for e in trace.events}
+    assert trace.skipped == {SKIP_PENDING: 1, SKIP_MULTI_SHARE: 1, SKIP_NO_MILLI: 1}
+    assert trace.digest != read_alibaba(pods_csv, None).digest
+
+
+def test_arrivals_at_start_reads_a_list_without_time_columns(tmp_path: Path) -> None:
+    # upstream's multigpu* lists: name,cpu_milli,memory_mib,num_gpu,gpu_milli only. Every pod
+    # arrives at 0 and runs until the end; without qos, no priority.
+    path = tmp_path / "multigpu.csv"
+    path.write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,1024,2,1000\nq,500,512,1,250\n"
+    )
+    trace = read_alibaba(path, None, arrivals="at-start")
+    assert [(e.t_ms, e.op, e.key, e.runs_ms) for e in trace.events] == [
+        (0, "create", "default/gpu-2", None),
+        (0, "create", "default/p", None),
+        (0, "create", "default/gpu-share-250", None),
+        (0, "create", "default/q", None),
+    ]
+    q = trace.events[3].object
+    assert "priority" not in q["spec"] and "priorityClassName" not in q["spec"]
+    assert q["spec"]["resourceClaims"] == [
+        {"name": "gpu", "resourceClaimTemplateName": "gpu-share-250"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"sharing": "mig"}, '--gpu-sharing "mig": expected one of consumable, partitionable'),
+        ({"pending": "keep"}, '--pending-rows "keep": expected one of withdraw, skip'),
+        ({"arrivals": "now"}, '--arrivals "now": expected one of trace, at-start'),
+    ],
+)
+def test_unknown_options_are_refused(tmp_path: Path, option: dict[str, str], message: str) -> None:
+    pods = _write(tmp_path, "pods.csv", HEADER, PODS[:1])
+    with pytest.raises(ScenarioError) as caught:
+        read_alibaba(pods, None, **option)
+    assert str(caught.value) == message
+
+
 def test_one_node_group_per_shape_starting_empty(tmp_path: Path) -> None:
     trace = _read(tmp_path, PODS[:1], NODES)
     assert [(g.name, g.min_size, g.max_size) for g in trace.groups] == [
@@ -343,13 +388,6 @@ def test_bad_node_rows_are_refused(tmp_path: Path) -> None:
         ScenarioError, match=r"row 1 \(line 2\), column model: empty for a node with 2"
     ):
         read_alibaba(pods, nodes)
-
-
-def test_an_unknown_sharing_is_refused(tmp_path: Path) -> None:
-    pods = _write(tmp_path, "pods.csv", HEADER, PODS[:1])
-    with pytest.raises(ScenarioError) as caught:
-        read_alibaba(pods, None, sharing="mig")
-    assert str(caught.value) == ('--gpu-sharing "mig": expected one of consumable, partitionable')
 
 
 def test_partitionable_sharing_partitions_each_gpu_into_the_share_sizes_asked(
