@@ -35,6 +35,7 @@ from typing import Any, Final
 
 from drasnap.snapshot.errors import ManifestError, ScenarioError, one_line
 from drasnap.snapshot.ingest.limits import read_input
+from drasnap.snapshot.k8s.features import allocator_features
 from drasnap.snapshot.k8s.kinds import CLAIM_TEMPLATE_KIND, POD_KIND, generated_uid
 from drasnap.snapshot.k8s.objects import KubeObject, quote
 from drasnap.snapshot.simulation.durations import MAX_MS
@@ -157,6 +158,7 @@ def read_alibaba(
     sharing: str = CONSUMABLE,
     pending: str = WITHDRAW,
     arrivals: str = FROM_TRACE,
+    features: Mapping[str, bool] | None = None,
 ) -> AlibabaTrace:
     """The trace of ``pods_csv`` on the node shapes of ``nodes_csv`` (module docstring).
 
@@ -168,7 +170,8 @@ def read_alibaba(
     ``trace`` takes the time columns; ``at-start`` makes every pod arrive at 0 and run until
     the end, for upstream's ``multigpu*`` lists, which have no time columns (only
     ``name,cpu_milli,memory_mib,num_gpu,gpu_milli`` are needed then; ``gpu_spec`` and ``qos``
-    are used when present, the time columns and ``pod_phase`` ignored).
+    are used when present, the time columns and ``pod_phase`` ignored). ``features``: the
+    run's feature gates (Kubernetes 1.36's by default): the sharing mode's gate must be on.
 
     Raises:
         ScenarioError: one line naming the file, row and column: a missing column, a field
@@ -176,7 +179,7 @@ def read_alibaba(
             ``deletion_time`` before ``creation_time`` (or ``scheduled_time`` outside them),
             ``gpu_milli`` over 1000, a ``gpu_spec`` model no node has, an unknown ``qos`` or
             ``pod_phase``, a repeated or malformed name; an unknown ``sharing``, ``pending``
-            or ``arrivals``; or a file cannot be read.
+            or ``arrivals``; the sharing mode's feature gate off; or a file cannot be read.
     """
     for flag, value, choices in (
         ("--gpu-sharing", sharing, SHARINGS),
@@ -185,6 +188,15 @@ def read_alibaba(
     ):
         if value not in choices:
             raise ScenarioError(f"{flag} {quote(value)}: expected one of {', '.join(choices)}")
+    gate = "DRAConsumableCapacity" if sharing == CONSUMABLE else "DRAPartitionableDevices"
+    switches = allocator_features(features)
+    on = switches.consumable_capacity if sharing == CONSUMABLE else switches.partitionable_devices
+    if not on:
+        # The allocator would refuse every GPU claim midway (or ignore the slices): say it now.
+        raise ScenarioError(
+            f"--gpu-sharing {sharing} needs the {gate} feature gate, which is off in this run "
+            f"(--feature-gates {gate}=true, or the other --gpu-sharing)"
+        )
     pods_data = _read(pods_csv)
     options = f"{sharing}\0{pending}\0{arrivals}\0".encode()
     digest = hashlib.sha256(b"alibaba-gpu-v2023\0" + options)

@@ -230,9 +230,22 @@ def test_arrivals_at_start_reads_a_list_without_time_columns(tmp_path: Path) -> 
         ({"sharing": "mig"}, '--gpu-sharing "mig": expected one of consumable, partitionable'),
         ({"pending": "keep"}, '--pending-rows "keep": expected one of withdraw, skip'),
         ({"arrivals": "now"}, '--arrivals "now": expected one of trace, at-start'),
+        (
+            {"features": {"DRAConsumableCapacity": False}},
+            "--gpu-sharing consumable needs the DRAConsumableCapacity feature gate, which is off "
+            "in this run (--feature-gates DRAConsumableCapacity=true, or the other --gpu-sharing)",
+        ),
+        (
+            {"sharing": "partitionable", "features": {"DRAPartitionableDevices": False}},
+            "--gpu-sharing partitionable needs the DRAPartitionableDevices feature gate, which is "
+            "off in this run (--feature-gates DRAPartitionableDevices=true, or the other "
+            "--gpu-sharing)",
+        ),
     ],
 )
-def test_unknown_options_are_refused(tmp_path: Path, option: dict[str, str], message: str) -> None:
+def test_unknown_options_and_gates_off_are_refused(
+    tmp_path: Path, option: dict[str, Any], message: str
+) -> None:
     pods = _write(tmp_path, "pods.csv", HEADER, PODS[:1])
     with pytest.raises(ScenarioError) as caught:
         read_alibaba(pods, None, **option)
