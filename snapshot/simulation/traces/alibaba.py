@@ -42,14 +42,25 @@ from drasnap.snapshot.simulation.durations import MAX_MS
 from drasnap.snapshot.simulation.traces.events import CREATE, DELETE, Trace, TraceEvent
 
 __all__ = [
+    "ARRIVALS",
+    "AT_START",
+    "CONSUMABLE",
     "DEVICE_CLASS",
     "DRIVER",
+    "FROM_TRACE",
     "GROUP_LABEL",
     "MODEL_MEMORY",
     "NODE_COLUMNS",
+    "PARTITIONABLE",
+    "PENDING_RULES",
     "POD_COLUMNS",
     "QOS_PRIORITY",
     "SHARINGS",
+    "SKIP_MILLI_NO_GPU",
+    "SKIP_MULTI_SHARE",
+    "SKIP_NO_MILLI",
+    "SKIP_PENDING",
+    "WITHDRAW",
     "AlibabaGroup",
     "AlibabaTrace",
     "read_alibaba",
@@ -135,7 +146,7 @@ class AlibabaTrace:
     (none without a node list). ``events``: in time order; each ResourceClaimTemplate created
     just before the first pod that uses it, at that pod's time. ``skipped``: reason -> rows
     left out; ``notes``: one line per reason naming its first row. ``digest``: SHA-256 of the
-    mapping, the sharing mode and both files' bytes (a resumed run must read the same).
+    mapping, its options and both files' bytes (a resumed run must read the same).
     """
 
     classes: tuple[KubeObject, ...]
