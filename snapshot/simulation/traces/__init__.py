@@ -3,9 +3,11 @@ when, read from a file and checked before the run starts (``docs/timelines.md`` 
 
 :mod:`.events` holds what every reader produces (:class:`Trace`, :class:`TraceEvent`);
 :mod:`.jsonl` reads drasnap's own JSON Lines format; :mod:`.generator` makes Poisson arrivals
-from a SPEC (``--trace gen:SPEC``).
+from a SPEC (``--trace gen:SPEC``); :mod:`.alibaba` reads Alibaba's GPU trace v2023
+(``docs/traces.md``).
 """
 
+from drasnap.snapshot.simulation.traces.alibaba import AlibabaGroup, AlibabaTrace, read_alibaba
 from drasnap.snapshot.simulation.traces.events import (
     CREATE,
     DELETE,
@@ -22,8 +24,11 @@ __all__ = [
     "DELETE",
     "OPS",
     "TRACE_KINDS",
+    "AlibabaGroup",
+    "AlibabaTrace",
     "Trace",
     "TraceEvent",
     "generate",
+    "read_alibaba",
     "read_jsonl",
 ]
