@@ -32,6 +32,7 @@ from drasnap.snapshot import (
     resolve_feature_gates,
 )
 from drasnap.snapshot.simulation import (
+    ALIBABA,
     CA_FLAGS,
     DEVICES,
     EXPANDERS,
@@ -122,16 +123,20 @@ class _NodeGroups(click.ParamType[int | Path, Any]):
 class _Trace(click.ParamType[str, Any]):
     """A trace file (its absolute path), or ``gen:SPEC`` as given."""
 
-    name = "FILE|gen:SPEC"
+    name = "FILE|gen:SPEC|alibaba-gpu-v2023:CSV"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = str(value)
         if text.startswith("gen:"):
             return text
-        path = Path(text)
+        prefix = ALIBABA if text.startswith(ALIBABA) else ""
+        path = Path(text[len(prefix) :])
         if not path.is_file():
-            self.fail(f"{text!r} is neither a file nor gen:SPEC", param, ctx)
-        return str(path.resolve())
+            what = (
+                f"{prefix}PODS.csv" if prefix else "a file, gen:SPEC or alibaba-gpu-v2023:PODS.csv"
+            )
+            self.fail(f"{text!r}: no such file (expected {what})", param, ctx)
+        return prefix + str(path.resolve())
 
 
 def _feature_gates(value: str | None) -> dict[str, bool]:
@@ -373,6 +378,36 @@ def _same_flag_value(value: str, default: str) -> bool:
     "(gen:rate=2/m,until=1h,shape=cpu:1/mem:2Gi/gpu:1,runs=20m: README, Timelines).",
 )
 @click.option(
+    "--trace-nodes",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="timeline, --trace alibaba-gpu-v2023:PODS.csv: the trace's node list (one node group "
+    "per node shape, starting empty; docs/traces.md).",
+)
+@click.option(
+    "--gpu-sharing",
+    type=click.Choice(["consumable", "partitionable"]),
+    default="consumable",
+    show_default=True,
+    help="timeline, Alibaba's trace: a share of a GPU through consumable capacity (KEP-5075) "
+    "or partitionable devices (KEP-4815).",
+)
+@click.option(
+    "--pending-rows",
+    type=click.Choice(["withdraw", "skip"]),
+    default="withdraw",
+    show_default=True,
+    help="timeline, Alibaba's trace: rows never scheduled arrive and are withdrawn at their "
+    "deletion_time, or are left out (counted).",
+)
+@click.option(
+    "--arrivals",
+    type=click.Choice(["trace", "at-start"]),
+    default="trace",
+    show_default=True,
+    help="timeline, Alibaba's trace: at creation_time, or every pod at the start (a list "
+    "without times, such as multigpu50).",
+)
+@click.option(
     "--until",
     metavar="DURATION",
     help="timeline: the simulated time to run to [default: the trace's last event + 1h].",
@@ -420,6 +455,10 @@ def simulate_cmd(
     resume: bool,
     checkpoint_every: float,
     trace: str | None,
+    trace_nodes: Path | None,
+    gpu_sharing: str,
+    pending_rows: str,
+    arrivals: str,
     until: str | None,
     scheduler_scoring: str,
     no_skip: bool,
@@ -488,6 +527,10 @@ def simulate_cmd(
     if scenario == "timeline":
         extra |= {
             "trace": trace,
+            "trace_nodes": str(trace_nodes.resolve()) if trace_nodes else None,
+            "gpu_sharing": gpu_sharing,
+            "pending_rows": pending_rows,
+            "arrivals": arrivals,
             "until": until,
             "scheduler_scoring": scheduler_scoring,
             **{name: flags[name] for name in (*TIMELINE_FLAGS, *TIMELINE_LIMITS)},
@@ -521,6 +564,9 @@ def simulate_cmd(
                 str(expander_priorities) if expander_priorities else None,
                 trace if trace and not trace.startswith("gen:") else None,
             )
+        settings = dataclasses.replace(settings, source_digest=digest)
+    elif settings.cluster_from_trace and trace is not None:  # the trace's files are the input
+        digest = files_digest("", trace[len(ALIBABA) :], str(trace_nodes) if trace_nodes else None)
         settings = dataclasses.replace(settings, source_digest=digest)
     given_db = db is not None
     db = db if db is not None else DEFAULT_DB

@@ -22,6 +22,7 @@ from .runs import (
     newest_unfinished,
 )
 from .settings import (
+    ALIBABA,
     CA_FLAGS,
     DEVICES,
     EXPANDERS,
@@ -55,6 +56,7 @@ from .sweep import (
 )
 
 __all__ = [
+    "ALIBABA",
     "CA_FLAGS",
     "COMPARE_COLUMNS",
     "DEVICES",

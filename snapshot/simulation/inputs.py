@@ -83,6 +83,8 @@ def build(settings: Settings, *, strict: bool = False) -> StartingObjects:
     with a note on the cluster's ``notes``)."""
     if settings.source is not None:
         return _from_manifests(settings, strict=strict)
+    if settings.cluster_from_trace:
+        return StartingObjects()  # the trace's node list gives the groups, starting empty
     if settings.scenario == "scale-up":
         return _generated_scale_up(settings)
     return _generated_scale_down(settings)

@@ -15,6 +15,7 @@ from drasnap.snapshot.k8s.features import resolve_feature_gates
 from drasnap.snapshot.simulation.plans import PLANS
 
 __all__ = [
+    "ALIBABA",
     "CA_FLAGS",
     "DEVICES",
     "EXPANDERS",
@@ -144,6 +145,10 @@ UNMODELLED_TIMELINE: dict[str, tuple[str, str]] = {}
 #: The timeline's settings: its flags, the trace, the end and the scheduler's scoring.
 TIMELINE_SETTINGS = (
     "trace",
+    "trace_nodes",
+    "gpu_sharing",
+    "pending_rows",
+    "arrivals",
     "until",
     "scheduler_scoring",
     *TIMELINE_FLAGS,
@@ -292,6 +297,12 @@ class Settings:
     # timeline only (TIMELINE_SETTINGS): the trace file (its digest is in source_digest), the
     # end (None: the trace's last event + 1h), the scheduler's scoring, then TIMELINE_FLAGS.
     trace: str | None = None
+    # --trace alibaba-gpu-v2023:PODS.csv: its node list and how its rows become objects
+    # (snapshot.simulation.traces.alibaba, docs/traces.md)
+    trace_nodes: str | None = None
+    gpu_sharing: str = "consumable"
+    pending_rows: str = "withdraw"
+    arrivals: str = "trace"
     until: str | None = None
     scheduler_scoring: str = "LeastAllocated"
     scan_interval: str = "10s"
@@ -397,7 +408,7 @@ class Settings:
 
     def _check_autoscale(self) -> None:
         scenario = self.scenario
-        if self.source is None:
+        if self.source is None and not self.cluster_from_trace:
             raise ScenarioError(f"{scenario} needs a cluster: give --from DIR (kubectl dumps)")
         defaults = Settings(scenario=scenario)
         for name in SIZES:
@@ -431,11 +442,28 @@ class Settings:
                 f"--scale-down-utilization-threshold must be between 0 and 1, got {threshold}"
             )
 
+    @property
+    def cluster_from_trace(self) -> bool:
+        """Whether the trace brings the cluster (its node list), so no --from is needed."""
+        return self.scenario == "timeline" and str(self.trace or "").startswith(ALIBABA)
+
     def _check_timeline(self) -> None:
         from drasnap.snapshot.simulation.durations import parse_duration
 
         if self.trace is None:
-            raise ScenarioError("timeline needs a workload: give --trace FILE")
+            raise ScenarioError("timeline needs a workload: give --trace FILE or gen:SPEC")
+        alibaba = {"trace_nodes": None, "gpu_sharing": "consumable", "pending_rows": "withdraw"}
+        if not self.cluster_from_trace:
+            for name, default in {**alibaba, "arrivals": "trace"}.items():
+                if getattr(self, name) != default:
+                    raise ScenarioError(
+                        f"--{name.replace('_', '-')} goes with --trace {ALIBABA}PODS.csv"
+                    )
+        elif self.node_groups_file is not None:
+            raise ScenarioError(
+                f"--node-groups does not go with --trace {ALIBABA}: the node list gives the "
+                "groups (one per node shape)"
+            )
         for name in TIMELINE_FLAGS:
             parse_duration(getattr(self, name), f"--{name.replace('_', '-')}")
         if parse_duration(self.slice_publish_lag, "--slice-publish-lag") >= _STARTUP_MS:
@@ -486,6 +514,8 @@ class Settings:
 _SWEEP_SETTINGS = ("extra_manifests", "sweep")
 
 
+#: ``--trace alibaba-gpu-v2023:PODS.csv``: Alibaba's GPU trace (docs/traces.md).
+ALIBABA = "alibaba-gpu-v2023:"
 _STARTUP_MS = 15 * 60_000  # CA's --max-node-startup-time (not settable: UNMODELLED_CA_FLAGS)
 
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from drasnap.snapshot.k8s.kinds import key_of, object_key
 from drasnap.snapshot.k8s.objects import name_of
-from drasnap.snapshot.simulation.inputs import StartingObjects
-from drasnap.snapshot.simulation.settings import Settings
+from drasnap.snapshot.simulation.inputs import NodeGroup, StartingObjects
+from drasnap.snapshot.simulation.settings import ALIBABA, Settings
+from drasnap.snapshot.simulation.traces.alibaba import read_alibaba
 from drasnap.snapshot.simulation.traces.events import Trace
 from drasnap.snapshot.simulation.traces.generator import generate
 from drasnap.snapshot.simulation.traces.jsonl import read_jsonl
@@ -33,6 +34,8 @@ def read_trace(start: StartingObjects, settings: Settings) -> Any:
     existing |= {("Pod", key_of(p)) for _n, _s, pods in start.nodes for p in pods}
     existing |= {("ResourceClaim", object_key(c)) for c in start.claims}
     existing |= {("ResourceClaimTemplate", object_key(t)) for t in start.templates}
+    if settings.cluster_from_trace:
+        return _alibaba(start, settings)
     classes = {name_of(c) for c in start.classes}
     if settings.trace.startswith(GENERATED):
         spec = settings.trace[len(GENERATED) :]
@@ -45,3 +48,22 @@ def read_trace(start: StartingObjects, settings: Settings) -> Any:
         existing=existing,
         features=settings.feature_gates,
     )
+
+
+def _alibaba(start: StartingObjects, settings: Settings) -> Trace:
+    """Alibaba's GPU trace: its DeviceClass and node groups join the (empty) start."""
+    assert settings.trace is not None
+    found = read_alibaba(
+        Path(settings.trace[len(ALIBABA) :]),
+        Path(settings.trace_nodes) if settings.trace_nodes else None,
+        sharing=settings.gpu_sharing,
+        pending=settings.pending_rows,
+        arrivals=settings.arrivals,
+        features=settings.feature_gates,
+    )
+    start.classes.extend(found.classes)
+    start.groups.extend(
+        NodeGroup(g.name, g.node, list(g.slices), g.min_size, g.max_size) for g in found.groups
+    )
+    start.notes.extend(found.notes)
+    return found.trace()
