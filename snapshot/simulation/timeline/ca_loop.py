@@ -84,7 +84,6 @@ class Decided:
     reasons: dict[str, str] = field(default_factory=dict)  # pending pod -> why CA left it
     timed_out: list[str] = field(default_factory=list)  # node groups whose scale-up timed out
     no_scale_down: str | None = None  # why scale-down deleted nothing this loop
-    cursor_moved: bool = False  # the scheduling simulations' round-robin cursor (CA keeps it)
 
 
 def backed_off(state: dict[str, Any], group: str, now: int) -> bool:
@@ -166,7 +165,7 @@ def run_loop(
     unaffiliated = [name for name in cs.node_names() if name not in members]
     limits = Limits.of(plan.settings)
     decided = Decided(timed_out=update_cluster_state(state, registered, now, timers))
-    for node in [n for n, until in state["unremovable"].items() if not until > now]:
+    for node in [n for n, (until, _e) in state["unremovable"].items() if not until > now]:
         del state["unremovable"][node]  # unremovable.Nodes.Update: the recheck time came
     # Upcoming nodes (GetUpcomingNodes: groups with a scale-up in flight, not backed off) as
     # placeholders from the group's template: pods they will take trigger no second scale-up;
@@ -174,8 +173,12 @@ def run_loop(
     coming = sorted(g for g in state["requests"] if not backed_off(state, g, now))
     replaced = {n for n in not_started if members[n] in coming}
     loop = _loop_plan(sim, plan, state, members, pods, now, timers, replaced)
-    cursor = sim.store.get(DECISION_KIND, CURSOR_KEY)
     sim.fork(f"cluster-autoscaler loop at {now} ms")
+    # The scheduling simulations' round robin (lastIndexOrderMapping) starts each loop at the
+    # first node: CA's node list comes from a Go map, in an order that changes every loop, so
+    # where its cursor stopped last loop names no node this loop (drasnap lists by name). A
+    # cursor carried over would make every loop differ from the last, and none idle.
+    sim.store.put(DECISION_KIND, CURSOR_KEY, 0)
     for name in sorted(replaced):
         cs.remove_node(name)
     by_name = {g.name: g for g in groups}
@@ -198,9 +201,6 @@ def run_loop(
         decided.scale_up = _scale_up(sim, loop, groups, state, now, results, decided, limits)
     found = scale_down.find_unneeded(sim, loop, groups, recent=set(state["unremovable"]))
     sim.revert()
-    if found.cursor != int(cursor or 0):
-        sim.store.put(DECISION_KIND, CURSOR_KEY, found.cursor)
-        decided.cursor_moved = True
     unready = not_started - replaced  # the unready copy CA keeps (its request gone)
     _scale_down(
         state, loop, groups, found, now, timers, disable_scale_down, decided, limits, cs, unready
@@ -345,7 +345,7 @@ def _scale_down(
     recheck = now + timers.unremovable_node_recheck_timeout
     for node, why in found.kept.items():
         if why.reason in _SIMULATION_FAILURES:
-            state["unremovable"][node] = recheck
+            state["unremovable"][node] = [recheck, state["epoch"]]
     last = state["last"]
     if disabled:
         decided.no_scale_down = "pods are very new"

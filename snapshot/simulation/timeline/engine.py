@@ -202,6 +202,7 @@ class World:
         self.state["now"] = now
         scheduler.schedule(self, now, None if capacity else arrived)
         self.changed = True
+        self.state["epoch"] += 1
 
     # -- pods ----------------------------------------------------------------------------------
 
@@ -422,7 +423,13 @@ class World:
         for key, reason in decided.reasons.items():
             if (self.lives.get(key) or {}).get("reason") != reason and key in self.lives:
                 self.life(key, reason=reason)
-        changed = self.state != before or decided.cursor_moved
+        # What makes the next loop decide otherwise. Not the unremovable cache alone: a node
+        # whose removal just failed is skipped next loop as recently unremovable, which decides
+        # the same (a failed simulation leaves nothing behind for the others); its recheck is
+        # a timer (next_due).
+        changed = any(self.state[k] != before[k] for k in self.state if k != "unremovable")
+        if changed:
+            self.state["epoch"] += 1
         if scaled or decided.delete or decided.timed_out:
             self.store.put(
                 LOOP_KIND,
@@ -450,7 +457,11 @@ class World:
             counts[instance["group"]]["provisioning"] += 1
         return counts
 
-    def next_due(self, now: int) -> int | None:
+    def next_due_except_rechecks(self, now: int) -> int | None:
+        """:meth:`next_due` without the unremovable rechecks."""
+        return self.next_due(now, rechecks=False)
+
+    def next_due(self, now: int, *, rechecks: bool = True) -> int | None:
         """The earliest time after ``now`` at which a loop could decide otherwise than at
         ``now`` with nothing else changed: a timer's comparison flips (docs/timelines.md 2.8).
         Strict comparisons flip just after their instant (+1 ms)."""
@@ -468,7 +479,8 @@ class World:
         for entry in state["backoff"].values():
             due.append(int(entry["until"]) + 1)
             due.append(int(entry["failed"]) + timers.node_group_backoff_reset_timeout + 1)
-        due += [int(until) for until in state["unremovable"].values()]
+        if rechecks:
+            due += [int(until) for until, _epoch in state["unremovable"].values()]
         for key in self.store.keys(PENDING_KIND):
             created = (self.lives.get(key) or {}).get("created")
             if created is not None:
@@ -534,7 +546,16 @@ def run(sim: RunContext, plan: TimelinePlan, *, no_skip: bool = False) -> dict[s
             if world.changed:
                 raise AssertionError(f"timeline: the loop at {now} ms was idle but changed state")
             sim.counters = counters
-        next_tick = tick + 1 if world.changed else _after_idle(world, tick)
+        if world.changed:
+            next_tick = tick + 1
+        elif no_skip:  # (the rechecks it predicts are left for the loops to make: a check)
+            kept, world.state = world.state, snapshot(world.state)
+            try:
+                next_tick = _after_idle(world, tick)
+            finally:
+                world.state = kept
+        else:
+            next_tick = _after_idle(world, tick)
         if tick >= skip_to:
             skip_to = next_tick
         if no_skip:
@@ -550,9 +571,35 @@ def run(sim: RunContext, plan: TimelinePlan, *, no_skip: bool = False) -> dict[s
 
 def _after_idle(world: World, tick: int) -> int:
     """After a loop that changed nothing: the first tick at or after the next event or timer
-    (the end when none is coming)."""
+    (the end when none is coming).
+
+    A node's unremovable recheck that falls due in the epoch its removal failed in (nothing
+    changed since) fails again the same way: that loop is not run either; its one effect, the
+    node cached again until the recheck's loop + the timeout, is made here (the loop that runs
+    it under --no-skip writes the same)."""
     interval = world.plan.interval_ms
-    due = [d for d in (world.next_instant(), world.next_due(tick * interval)) if d is not None]
-    if not due:
-        return world.plan.steps
-    return max(tick + 1, -(-min(due) // interval))
+    state = world.state
+    while True:
+        due = [d for d in (world.next_instant(), world.next_due(tick * interval)) if d is not None]
+        if not due:
+            return world.plan.steps
+        next_tick = max(tick + 1, -(-min(due) // interval))
+        at = next_tick * interval
+        rechecks = {n for n, (until, _e) in state["unremovable"].items() if until <= at}
+        others = [
+            d
+            for d in (world.next_instant(), world.next_due_except_rechecks(tick * interval))
+            if d is not None
+        ]
+        if (
+            not rechecks
+            or next_tick >= world.plan.steps
+            or any(-(-d // interval) <= next_tick for d in others)
+            or any(state["unremovable"][n][1] != state["epoch"] for n in rechecks)
+        ):
+            return next_tick
+        for node in rechecks:
+            state["unremovable"][node] = [
+                at + world.timers.unremovable_node_recheck_timeout,
+                state["epoch"],
+            ]

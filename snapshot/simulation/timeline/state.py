@@ -10,7 +10,10 @@ milliseconds of simulated time.
 - ``backoff``: per node group (``utils/backoff/exponential_backoff.go``): ``until``,
   ``duration``, ``failed`` (the last failure);
 - ``unneeded``: node -> since (``core/scaledown/unneeded/nodes.go``);
-- ``unremovable``: node -> when it is tried again (``core/scaledown/unremovable``);
+- ``unremovable``: node -> [when it is tried again (``core/scaledown/unremovable``), the
+  ``epoch`` it failed in];
+- ``epoch``: how many times the world changed (an instant's events, a loop that decided
+  something): a recheck in the same epoch as its failure fails again (engine, idle loops);
 - ``last``: the last scale-up, deletion and failed deletion (``StaticAutoscaler``'s times,
   an hour before the start at first, as upstream sets them "so as to not start in cooldown");
 - ``target``: each node group's target size; ``instances``: the cloud's instances not yet
@@ -38,6 +41,7 @@ def initial(targets: dict[str, int]) -> dict[str, Any]:
         "backoff": {},
         "unneeded": {},
         "unremovable": {},
+        "epoch": 0,
         "last": {"scale_up": START_OFFSET_MS, "delete": START_OFFSET_MS, "fail": START_OFFSET_MS},
         "target": dict(targets),
         "instances": {},

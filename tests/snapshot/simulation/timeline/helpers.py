@@ -59,9 +59,11 @@ def run_timeline(
     *,
     store: VersionedStore | None = None,
     no_skip: bool = False,
+    ticks: list[float] | None = None,
     **settings: Any,
 ) -> tuple[Outcome, VersionedStore]:
-    """Run a timeline on ``objects`` with node ``groups`` and ``trace`` (lines)."""
+    """Run a timeline on ``objects`` with node ``groups`` and ``trace`` (lines). ``ticks``
+    receives the progress of each tick the run ran (how many it ran: its length)."""
     source = write(tmp / "cluster", *objects)
     groups_file = tmp / "node-groups.yaml"
     groups_file.write_text(yaml.safe_dump({"nodeGroups": groups}, sort_keys=False))
@@ -82,6 +84,7 @@ def run_timeline(
         resolved,
         lambda: prepare(resolved),
         options={"no_skip": no_skip},
+        report=lambda done, _total, _detail: None if ticks is None else ticks.append(done),
     )
     return outcome, store
 

@@ -212,11 +212,30 @@ def test_skipping_idle_loops_ends_on_the_digest_of_running_every_loop(tmp_path: 
     ]
     objects = [node("n1", "cpu", 4), node("n2", "cpu", 4)]
     # (the same folder: the run records its input's path)
-    skipped, _s = run_timeline(tmp_path, objects, [CPU4, BIG], trace, until="1h")
+    ran: list[float] = []
+    skipped, _s = run_timeline(tmp_path, objects, [CPU4, BIG], trace, until="1h", ticks=ran)
     every, _e = run_timeline(tmp_path, objects, [CPU4, BIG], trace, until="1h", no_skip=True)
     assert skipped.state_digest == every.state_digest
     assert skipped.result == every.result
     assert skipped.counters == every.counters
+    assert len(ran) < 361 / 2  # of the ticks 0, 10s, ..., 1h: most were idle
+
+
+def test_a_failed_removal_rechecked_while_nothing_changes_is_not_run(tmp_path: Path) -> None:
+    # n's pod cannot move (n is alone): its removal fails at loop 0 and at each recheck, every
+    # 5m, for the 3 hours the pod runs; then it ends and n goes. Nothing else happens: the
+    # rechecks are predicted, not run, and the run ends where running every loop ends.
+    objects = [node("n", "cpu", 4), pod("p", "1", "n")]
+    trace = [delete(3 * 3600, "p")]
+    ran: list[float] = []
+    skipped, store = run_timeline(tmp_path, objects, [CPU4], trace, until="4h", ticks=ran)
+    every, _e = run_timeline(tmp_path, objects, [CPU4], trace, until="4h", no_skip=True)
+    assert skipped.state_digest == every.state_digest
+    assert skipped.counters == every.counters
+    # The pod goes at 3h, a recheck time (loop 0 + 36 x 5m): n is unneeded from 3h and goes
+    # at 3h10m10s.
+    assert deleted_at(store, "n") == minutes("3h10m15s")
+    assert len(ran) < 20  # of 1,441 ticks
 
 
 def test_a_group_that_never_delivers_is_backed_off_and_the_next_group_scales_up(
