@@ -220,7 +220,7 @@ def timeline_chart(report: RunReport) -> str | None:
 def waits_chart(report: RunReport) -> str | None:
     if not report.wait_bins:
         return None
-    fig, ax = new_figure(8, 2.8)
+    fig, ax = new_figure(10, 2.6)
     lows = [low for low, _, _ in report.wait_bins]
     widths = [max(high - low, 1e-9) for low, high, _ in report.wait_bins]
     if report.wait_bins[0][1] == 0:  # every wait 0: one bar

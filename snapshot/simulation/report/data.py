@@ -260,6 +260,7 @@ def _timeline(report: RunReport, store: Store) -> None:
     report.timeline = section
     db, name = report.db, report.name
     result = section.totals
+    end = round(section.end * 1000)
     report.warnings += [n for n in section.notes if n not in report.warnings]
     cost = result.get("cluster_cost")
     report.summary.append(
@@ -298,7 +299,14 @@ def _timeline(report: RunReport, store: Store) -> None:
             "cost",
         ],
         rows,
-        f"drasnap runs {_q(db)} --json",
+        # (SQLite's JSON functions: the node records, up to the time the run reached)
+        _sql(
+            db,
+            "SELECT json_extract(value, '$.group') AS node_group, count(*) AS nodes, "
+            f"sum((min(COALESCE(json_extract(value, '$.deleted'), {end}), {end}) - "
+            "json_extract(value, '$.requested')) / 3600000.0) AS node_hours FROM current_objects "
+            f"WHERE store = '{name}' AND kind = 'TimelineNode' GROUP BY 1",
+        ),
         note="Node-hours run from the scale-up to the deletion (the cloud bills booting "
         "instances); ready node-hours from registration.",
     )
