@@ -199,11 +199,13 @@ def _bin(section: TimelineSection) -> None:
         return
     per = -(-count // POINTS)
     starts = range(0, count, per)
+    # The last instant as it is too, unless a bin starts there: the line reaches the end.
+    last = [] if starts[-1] == count - 1 else [count - 1]
 
     def most(values: list[int]) -> list[int]:
-        return [max(values[i : i + per]) for i in starts]
+        return [max(values[i : i + per]) for i in starts] + [values[i] for i in last]
 
-    section.times = [section.times[i] for i in starts]
+    section.times = [section.times[i] for i in [*starts, *last]]
     section.pending = most(section.pending)
     section.nodes = {
         g: {s: most(v) for s, v in states.items()} for g, states in section.nodes.items()

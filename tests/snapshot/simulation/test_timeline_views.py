@@ -231,3 +231,54 @@ def test_a_run_without_a_timeline_has_empty_views(tmp_path: Path, view: str) -> 
     with ClusterSnapshot(Store.open(db, name="auto")) as cs:
         simulate(cs, s, lambda: prepare(s))
     assert sql(str(db), f"SELECT count(*) AS n FROM {view}") == [{"n": 0}]
+
+
+def test_an_evicted_pod_and_its_next_incarnation_are_two_rows(
+    tmp_path: Path, database: Database
+) -> None:
+    # n1 (group cpu) runs w, a ReplicaSet's pod of the starting cluster; n2 (no group) has
+    # room. n1 is unneeded from the loop at 0s; the first loop strictly after 1m (70s) starts
+    # its deletion: w is evicted, its controller makes w-e1, bound to n2 at once.
+    with Store.open(database.target, name="tl") as store:
+        run_timeline(
+            tmp_path,
+            [node("n1", "cpu", 4), node("n2", None, 4), pod("w", "1", "n1")],
+            [group_entry("cpu", 4)],
+            [],
+            store=store,
+            until="3m",
+            scale_down_unneeded_time="1m",
+        )
+    rows = sql(
+        database.target,
+        "SELECT pod, incarnation_of, arrived, bound, wait, node, node_group, ended, fate "
+        "FROM pod_waits ORDER BY pod",
+    )
+    assert rows == [
+        {  # running since before the start: no arrival, no binding of the run's
+            "pod": "default/w",
+            "incarnation_of": None,
+            "arrived": None,
+            "bound": None,
+            "wait": None,
+            "node": None,
+            "node_group": None,
+            "ended": 70.0,
+            "fate": "evicted",
+        },
+        {  # bound and running at the end: fate NULL; n2 belongs to no group
+            "pod": "default/w-e1",
+            "incarnation_of": "default/w",
+            "arrived": 70.0,
+            "bound": 70.0,
+            "wait": 0.0,
+            "node": "n2",
+            "node_group": None,
+            "ended": None,
+            "fate": None,
+        },
+    ]
+    # The loop counts before the scheduler's pass that follows it: w-e1 still pending.
+    assert sql(database.target, "SELECT t, pending, nodes_deleting, deleted FROM timeline") == [
+        {"t": 70.0, "pending": 1, "nodes_deleting": 1, "deleted": '["n1"]'}
+    ]

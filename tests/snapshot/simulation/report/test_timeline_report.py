@@ -16,7 +16,7 @@ from drasnap.tools.cli import cli
 
 from tests.snapshot.simulation.report.browser import Browser
 from tests.snapshot.simulation.report.test_report_pages import check_page, report
-from tests.snapshot.simulation.timeline.helpers import create, delete, group_entry, node, pod
+from tests.snapshot.simulation.timeline.helpers import create, delete, group_entry, node, owned, pod
 from tests.snapshot.simulation.timeline.helpers import run_timeline as run
 
 
@@ -105,6 +105,37 @@ def test_the_commands_the_tables_name_print_their_numbers(tmp_path: Path) -> Non
     ]
 
 
+def test_the_series_agree_with_every_loop_record(tmp_path: Path) -> None:
+    # 60 ReplicaSet pods over 5 minutes, a third of 8 CPUs: big scales up, then down, evicting
+    # pods that come back. At each loop the rebuilt counts are the loop record's (pending too,
+    # where the loop evicted nothing: evicted pods are bound again right after the loop).
+    db = tmp_path / "sim.db"
+    trace = [
+        create(5 * i + 1, owned(pod(f"p{i}", "8" if i % 3 == 0 else "1")), runs=600 + 37 * i)
+        for i in range(60)
+    ]
+    with Store.open(db, name="busy") as store:
+        run(
+            tmp_path,
+            [node("n1", "cpu", 4), node("n2", "cpu", 4)],
+            [group_entry("cpu", 4), group_entry("big", 8)],
+            trace,
+            store=store,
+        )
+    section = gather(str(db), "busy").timeline
+    assert section is not None and section.binned == 1
+    at = {t: i for i, t in enumerate(section.times)}
+    assert len(section.loops) > 10
+    for loop in section.loops:
+        i = at[loop["t"] / 1000]
+        for group, counts in loop["groups"].items():
+            assert {s: section.nodes[group][s][i] for s in counts} == counts, loop
+        if not loop["deleted"]:
+            assert section.pending[i] == loop["pending"], loop
+    assert any(loop["deleted"] for loop in section.loops)
+    assert section.notes == []
+
+
 def test_an_instance_cancelled_after_a_timed_out_scale_up_is_said(tmp_path: Path) -> None:
     # Group bad never delivers: its scale-up at 10s times out at the first loop strictly after
     # 10s + 1m (80s), which lowers its target and cancels bad-0, which never registered.
@@ -168,3 +199,32 @@ def test_timeline_page(browser: Browser, tmp_path: Path) -> None:
     loops = p.get_by_role("table", name="Loops that decided something")
     assert loops.locator("tbody tr").count() == 2
     assert p.get_by_text("FROM pod_waits WHERE store = 'tl'").count() >= 1
+
+
+def test_a_long_series_is_drawn_binned_and_keeps_its_peaks() -> None:
+    from drasnap.snapshot.simulation.report.timeline import POINTS, TimelineSection, _bin
+
+    count = 2 * POINTS + 2  # three instants per point: 1001 points, and the last instant
+    pending = [0] * count
+    pending[4] = 7  # a peak inside the second bin
+    section = TimelineSection(
+        groups=["g"],
+        end=float(count),
+        times=[float(t) for t in range(count)],
+        nodes={
+            "g": {"ready": list(range(count)), "provisioning": [0] * count, "deleting": [0] * count}
+        },
+        pending=pending,
+        waits=[],
+        totals={},
+        costs={},
+        loops=[],
+    )
+    _bin(section)
+    assert section.binned == 3
+    assert len(section.times) == 1001 + 1
+    assert section.times[-2:] == [3000.0, 3001.0]  # the last bin's start, then the end
+    assert section.nodes["g"]["ready"][-2:] == [3001, 3001]
+    assert section.times[:3] == [0.0, 3.0, 6.0]
+    assert section.pending[:3] == [0, 7, 0]
+    assert section.nodes["g"]["ready"][:3] == [2, 5, 8]  # each bin's most
