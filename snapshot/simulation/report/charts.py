@@ -167,6 +167,70 @@ def heat_chart(report: RunReport) -> str | None:
     return svg_text(fig, "Device allocation heat map")
 
 
+_STATE_STYLE = {"ready": "-", "provisioning": "--", "deleting": ":"}
+
+
+def timeline_chart(report: RunReport) -> str | None:
+    """Each node group's nodes by state, and the pending pods, over simulated time (a step
+    after each change). Past 8 groups, the groups' sums (the table has each)."""
+    section = report.timeline
+    if section is None or len(section.times) < 2:
+        return None
+    import matplotlib.pyplot as plt
+    from drasnap.snapshot.simulation.report.timeline import STATES
+
+    plt.rcParams["svg.fonttype"] = "none"
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 5.2), sharex=True)
+    for ax in (top, bottom):
+        ax.spines[["top", "right"]].set_visible(False)
+    hours = section.end >= 3 * 3600
+    xs = [t / 3600 if hours else t / 60 for t in section.times]
+    if len(section.groups) <= 8:
+        lines = {g: section.nodes[g] for g in section.groups}
+    else:
+        lines = {
+            "all groups": {
+                s: [
+                    sum(v) for v in zip(*(section.nodes[g][s] for g in section.groups), strict=True)
+                ]
+                for s in STATES
+            }
+        }
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (group, states) in enumerate(lines.items()):
+        for state in STATES:
+            if any(states[state]):
+                top.step(
+                    xs,
+                    states[state],
+                    where="post",
+                    linestyle=_STATE_STYLE[state],
+                    color=colors[i % len(colors)],
+                    label=f"{group} {state}",
+                )
+    top.set_ylabel("nodes")
+    top.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    bottom.step(xs, section.pending, where="post", color="#dc2626")
+    bottom.set_ylabel("pending pods")
+    bottom.set_xlabel("simulated time (" + ("hours" if hours else "minutes") + ")")
+    fig.tight_layout()
+    return svg_text(fig, "Timeline chart: nodes per group and pending pods over time")
+
+
+def waits_chart(report: RunReport) -> str | None:
+    if not report.wait_bins:
+        return None
+    fig, ax = new_figure(10, 2.6)
+    lows = [low for low, _, _ in report.wait_bins]
+    widths = [max(high - low, 1e-9) for low, high, _ in report.wait_bins]
+    if report.wait_bins[0][1] == 0:  # every wait 0: one bar
+        widths = [1.0]
+    ax.bar(lows, [n for _, _, n in report.wait_bins], widths, align="edge", color="#2563eb")
+    ax.set_xlabel("wait from arrival to binding (s)")
+    ax.set_ylabel("pods")
+    return svg_text(fig, "Pod wait distribution chart")
+
+
 def charts(report: RunReport) -> dict[str, str]:
     """Each chart of ``report`` that has something to draw, by section id."""
     drawn = {
@@ -174,5 +238,7 @@ def charts(report: RunReport) -> dict[str, str]:
         "nodes": utilization_chart(report),
         "shape": shape_chart(report),
         "devices": heat_chart(report),
+        "timeline": timeline_chart(report),
+        "waits": waits_chart(report),
     }
     return {k: v for k, v in drawn.items() if v is not None}

@@ -23,6 +23,12 @@ from drasnap.snapshot.k8s.kinds import CLAIM_KIND, SLICE_KIND
 from drasnap.snapshot.scheduling import NodeResult
 from drasnap.snapshot.simulation.autoscale.records import decisions_so_far
 from drasnap.snapshot.simulation.plan import PLAN_KEY, SIM_KIND
+from drasnap.snapshot.simulation.report.timeline import (
+    STATES,
+    TimelineSection,
+    gather_timeline,
+    histogram,
+)
 from drasnap.snapshot.simulation.runs import RunInfo, RunStatus, find_run
 from drasnap.store import Fate, Journal, MemoryStore, Store, open_state
 
@@ -81,6 +87,8 @@ class RunReport:
     estimates: dict[str, tuple[int, int]] = field(default_factory=dict)  # group -> nodes, pods
     chosen_claim: str | None = None
     aggregated: list[str] = field(default_factory=list)
+    timeline: TimelineSection | None = None  # a run whose store holds a timeline
+    wait_bins: list[tuple[float, float, int]] = field(default_factory=list)  # (low, high, pods)
 
 
 def _q(db: str) -> str:
@@ -164,6 +172,7 @@ def gather(db: str, name: str, *, claim: str | None = None) -> RunReport:
     with Store.open(db, name=name, readonly=True) as store:
         cs = ClusterSnapshot(store, features=(info.settings or {}).get("feature_gates"))
         _decisions(report, store, results)
+        _timeline(report, store)
         _pending(report, store)
         _devices(report, cs, store)
         after = {n: _usage(cs, n) for n in cs.node_names()}
@@ -243,6 +252,119 @@ def _decisions(report: RunReport, store: Store, results: dict[str, Any]) -> None
         )
 
 
+def _timeline(report: RunReport, store: Store) -> None:
+    """A timeline's tables: per group its node-hours and cost, the waits, the loops."""
+    section = gather_timeline(store)
+    if section is None:
+        return
+    report.timeline = section
+    db, name = report.db, report.name
+    result = section.totals
+    end = round(section.end * 1000)
+    report.warnings += [n for n in section.notes if n not in report.warnings]
+    cost = result.get("cluster_cost")
+    report.summary.append(
+        (
+            "cluster cost",
+            "no group has a cost (cost: per node-hour in the node-groups file)"
+            if cost is None
+            else f"{cost:g} ({', '.join(sorted(section.costs))} priced)",
+        )
+    )
+    rows = []
+    for group in section.groups:
+        hours = result["node_hours"].get(group, 0.0)
+        price = section.costs.get(group)
+        rows.append(
+            [
+                group,
+                section.peak.get(group, 0),
+                result["nodes_final"].get(group, 0),
+                f"{hours:.3f}",
+                f"{result['ready_node_hours'].get(group, 0.0):.3f}",
+                "-" if price is None else f"{price:g}",
+                "-" if price is None else f"{hours * price:.2f}",
+            ]
+        )
+    report.tables["timeline-groups"] = Table(
+        "timeline-groups",
+        f"Node groups over the run ({section.end:g}s of simulated time)",
+        [
+            "node group",
+            "most nodes",
+            "nodes at the end",
+            "node-hours",
+            "ready node-hours",
+            "cost per node-hour",
+            "cost",
+        ],
+        rows,
+        # (SQLite's JSON functions: the node records, up to the time the run reached)
+        _sql(
+            db,
+            "SELECT json_extract(value, '$.group') AS node_group, count(*) AS nodes, "
+            f"sum((min(COALESCE(json_extract(value, '$.deleted'), {end}), {end}) - "
+            "json_extract(value, '$.requested')) / 3600000.0) AS node_hours FROM current_objects "
+            f"WHERE store = '{name}' AND kind = 'TimelineNode' GROUP BY 1",
+        ),
+        note="Node-hours run from the scale-up to the deletion (the cloud bills booting "
+        "instances); ready node-hours from registration.",
+    )
+    waits = result["pod_wait_s"]
+    never = result["never_scheduled"]
+    report.tables["waits"] = Table(
+        "waits",
+        "Pod waits: from arrival to binding",
+        ["pods bound", "p50 (s)", "p90 (s)", "p99 (s)", "max (s)", "never scheduled", "lost"],
+        [
+            [
+                result["pods_bound"],
+                *(
+                    "-" if waits[k] is None else f"{waits[k]:g}"
+                    for k in ("p50", "p90", "p99", "max")
+                ),
+                never,
+                result["lost"],
+            ]
+        ],
+        _sql(
+            db,
+            f"SELECT pod, arrived, bound, wait, node, fate, reason FROM pod_waits "
+            f"WHERE store = '{name}' ORDER BY wait DESC",
+        ),
+        note="Percentiles by nearest rank over the bound pods; a pod pending at the start "
+        "waits from 0. Never scheduled: pending at the end.",
+    )
+    loop_rows = [
+        [
+            f"{int(loop['t']) / 1000:g}",
+            ", ".join(f"{g} +{n}" for g, n in sorted((loop.get("scaled_up") or {}).items())) or "-",
+            ", ".join(loop.get("deleted") or ()) or "-",
+            ", ".join(loop.get("timed_out") or ()) or "-",
+            loop.get("pending"),
+            *(sum(int(c.get(s, 0)) for c in (loop.get("groups") or {}).values()) for s in STATES),
+        ]
+        for loop in section.loops
+    ]
+    report.tables["loops"] = Table(
+        "loops",
+        "Loops that decided something",
+        ["t (s)", "scaled up", "deletion started", "timed out", "pending", *STATES],
+        loop_rows,
+        _sql(
+            db,
+            "SELECT t, scaled_up, deleted, timed_out, pending, nodes_ready, "
+            f"nodes_provisioning, nodes_deleting FROM timeline WHERE store = '{name}' ORDER BY t",
+        ),
+    ).cut(LIMITS["rows"])
+    if section.binned > 1:
+        report.aggregated.append(
+            f"nodes and pending pods over time: {section.binned} instants per point "
+            "(the most of each)"
+        )
+    report.wait_bins = histogram(section.waits)
+
+
 def _pending(report: RunReport, store: Store) -> None:
     rows = []
     reason_count: Counter[str] = Counter()
@@ -281,6 +403,14 @@ def _pending(report: RunReport, store: Store) -> None:
         note="drasnap explain DB --name RUN --pod NS/NAME says more for one pod.",
         filters={"first reason": 5, "namespace": 1},
     )
+    if report.timeline is not None:
+        # (A timeline keeps its pods' waits in PodLife, not PodFailure: say where they are.)
+        left = report.timeline.totals["never_scheduled"]
+        table.note = (
+            f"A timeline records its pods in pod_waits: {left} pod(s) pending at the end "
+            f"(SELECT pod, reason FROM pod_waits WHERE store = '{report.name}' AND fate = "
+            f"'pending'). {table.note}"
+        )
     if len(rows) > LIMITS["rows"]:
         counts = ", ".join(f"{n} x {r}" for r, n in reason_count.most_common(5))
         report.aggregated.append(f"pending pods: {len(rows)}, by first reason: {counts}")

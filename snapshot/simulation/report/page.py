@@ -151,6 +151,8 @@ def render(report: RunReport) -> str:
         out.append("</ul>")
     out.append("</section>")
     tables = report.tables
+    if report.timeline is not None:
+        out.append(_timeline_section(report, drawn))
     if "groups" in tables:
         out.append(f"<section>{html_table(tables['groups'])}")
         out.append(_figure(drawn.get("groups"), "Nodes each node group would need."))
@@ -191,6 +193,30 @@ def render(report: RunReport) -> str:
     out.append("</section>")
     out.append(tail())
     return "\n".join(out)
+
+
+def _timeline_section(report: RunReport, drawn: dict[str, str]) -> str:
+    """Nodes and pending pods over simulated time, node-hours and cost, the waits."""
+    tables = report.tables
+    section = report.timeline
+    assert section is not None
+    binned = f" Each point is the most of {section.binned} instants." if section.binned > 1 else ""
+    out = [
+        '<section><h2 id="timeline-title">Nodes and pending pods over time</h2>',
+        _figure(
+            drawn.get("timeline"),
+            "Each node group's nodes: ready (solid), provisioning (dashed: scaled up, not "
+            "registered yet), deleting (dotted: tainted, pods evicted); below, the pods pending "
+            f"after each instant.{binned}",
+        ),
+        html_table(tables["timeline-groups"]),
+        html_table(tables["loops"]),
+        "</section>",
+        f"<section>{html_table(tables['waits'])}",
+        _figure(drawn.get("waits"), "Bound pods by their wait, in 20 equal bins."),
+        "</section>",
+    ]
+    return "".join(out)
 
 
 def _when(ts: float) -> str:
