@@ -6,9 +6,8 @@ A run shows this section when its store holds a timeline's records, whatever its
 called: the page follows the data. The series are rebuilt from the per-object records, which
 give every change (a node's ``requested``, ``ready`` and ``deleted``; a pod's ``arrived``,
 ``bound`` and ``ended``), and the loop records, which say when a deletion started and are
-held as the truth at each loop: the rebuilt counts must equal theirs, and an instance the
-cloud cancelled after a timed-out scale-up (``DecreaseTargetSize``), which its node record
-does not say, is found there and said (:attr:`TimelineSection.notes`).
+held as the truth at each loop: the rebuilt counts must equal theirs. (An instance the cloud
+cancels after a timed-out scale-up, ``DecreaseTargetSize``, has its node record closed then.)
 """
 
 from __future__ import annotations
@@ -108,7 +107,6 @@ def _series(
     # (time, group, state, change); the loops' deletions start the 'deleting' state.
     changes: list[tuple[int, str, str, int]] = []
     deleting_from = {node: int(loop["t"]) for loop in loops for node in loop.get("deleted") or ()}
-    pending_instances: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for name, node in nodes.items():
         group = str(node["group"])
         if group not in groups:
@@ -118,8 +116,6 @@ def _series(
             changes.append((int(requested), group, "provisioning", +1))
             if deleted is not None:
                 changes.append((int(deleted), group, "provisioning", -1))
-            else:
-                pending_instances[group].append((int(requested), name))
             continue
         if int(ready) > int(requested):
             changes.append((int(requested), group, "provisioning", +1))
@@ -131,7 +127,6 @@ def _series(
             changes.append((start, group, "deleting", +1))
         if deleted is not None:
             changes.append((int(deleted), group, "deleting" if start is not None else "ready", -1))
-    changes += _cancelled(section, pending_instances, loops, changes)
     for life in lives.values():
         bound, ended = life.get("bound"), life.get("ended")
         if bound is None and life.get("fate") in _NEVER_PENDING:
@@ -159,36 +154,6 @@ def _series(
             for s in STATES:
                 section.nodes[g][s].append(counts[g][s])
             section.peak[g] = max(section.peak[g], sum(counts[g].values()))
-
-
-def _cancelled(
-    section: TimelineSection,
-    waiting: dict[str, list[tuple[int, str]]],
-    loops: list[dict[str, Any]],
-    changes: list[tuple[int, str, str, int]],
-) -> list[tuple[int, str, str, int]]:
-    """Instances never registered whose loop records say they were gone: at each loop that
-    timed a group's scale-up out, the group's provisioning count drops to the record's (the
-    newest instances first, as ``DecreaseTargetSize`` takes them)."""
-    out: list[tuple[int, str, str, int]] = []
-    for loop in loops:
-        t = int(loop["t"])
-        for group in loop.get("timed_out") or ():
-            said = int(((loop.get("groups") or {}).get(group) or {}).get("provisioning", 0))
-            have = sum(
-                c
-                for at, g, s, c in [*changes, *out]
-                if g == group and s == "provisioning" and at <= t
-            )
-            alive = sorted(i for i in waiting.get(group, []) if i[0] <= t)
-            for _requested, name in reversed(alive[len(alive) - max(0, have - said) :]):
-                out.append((t, group, "provisioning", -1))
-                waiting[group].remove((_requested, name))
-                section.notes.append(
-                    f"{name}: cancelled at {t / 1000:g}s when the scale-up of {group} timed "
-                    "out (its TimelineNode record does not say so; node-hours count it to the end)"
-                )
-    return out
 
 
 def _bin(section: TimelineSection) -> None:

@@ -132,13 +132,15 @@ def upcoming(state: dict[str, Any], registered: dict[str, int], group: str) -> i
 
 
 def decrease_target(state: dict[str, Any], group: str, by: int) -> None:
-    """``DecreaseTargetSize``: at most the instances not registered yet, the newest first."""
+    """``DecreaseTargetSize``: at most the instances not registered yet, the newest first (each
+    named in ``state["cancelled"]`` for the engine to close its node's life)."""
     waiting = sorted(
         (i["serial"], name) for name, i in state["instances"].items() if i["group"] == group
     )
     for _serial, name in reversed(waiting[len(waiting) - min(by, len(waiting)) :]):
         del state["instances"][name]
         state["target"][group] -= 1
+        state.setdefault("cancelled", []).append(name)
 
 
 def run_loop(

@@ -389,12 +389,12 @@ class World:
         first = (life or {}).get("incarnation_of") or key
         if controller in _RENAMES or controller in _SAME_NAME:
             again = _recreated(unbound, controller, _incarnation(first, self.lives))
-            self.life(key, **({} if life else _STARTED_BEFORE), ended=now, fate="evicted")
+            self.life(key, **(life or _started_before(pod)), ended=now, fate="evicted")
             runs = (life or {}).get("runs")
             self.arrive(again, now, created=now, runs=runs, incarnation_of=first)
             self.current[first] = key_of(again)
         else:
-            self.life(key, **({} if life else _STARTED_BEFORE), ended=now, fate="lost")
+            self.life(key, **(life or _started_before(pod)), ended=now, fate="lost")
 
     def count(self, name: str, by: int = 1) -> None:
         self.results[name] = int(self.results.get(name, 0)) + by
@@ -409,6 +409,8 @@ class World:
         decided = ca_loop.run_loop(
             self.sim, self.plan, self.groups, self.state, self.members, pending, now, self.timers
         )
+        for name in self.state.pop("cancelled", ()):  # instances a timed-out scale-up cancelled
+            self.store.put(NODE_LIFE, name, {**self.store.get(NODE_LIFE, name), "deleted": now})
         scaled = None
         if decided.scale_up is not None:
             group, count = decided.scale_up
@@ -442,11 +444,22 @@ class World:
                     "deleted": list(decided.delete),
                     "timed_out": list(decided.timed_out),
                     "unneeded": len(self.state["unneeded"]),
+                    "cost_rate": self.cost_rate(),
                 },
             )
         if len(self.lives) != recreated_before or decided.delete:
             scheduler.schedule(self, now, None)
         return changed
+
+    def cost_rate(self) -> float | None:
+        """What the nodes cost per hour now (each from its scale-up to its deletion: booting,
+        ready or being deleted), over the groups the node-groups file gives a cost; None when
+        it gives none."""
+        costs = {g: o["cost"] for g, o in self.plan.group_options.items() if "cost" in o}
+        if not costs:
+            return None
+        counts = self.group_counts()
+        return round(float(sum(sum(counts[g].values()) * c for g, c in costs.items())), 6)
 
     def group_counts(self) -> dict[str, dict[str, int]]:
         counts = {g: {"ready": 0, "provisioning": 0, "deleting": 0} for g in self.plan.groups}
@@ -491,7 +504,21 @@ class World:
 
 
 #: The life of a pod that ran before the start, when something happens to it.
-_STARTED_BEFORE: dict[str, Any] = {"arrived": None, "created": None, "bound": None, "runs": None}
+_STARTED_BEFORE: dict[str, Any] = {
+    "arrived": None,
+    "created": None,
+    "bound": None,
+    "runs": None,
+    "incarnation_of": None,
+}
+
+
+def _started_before(pod: KubeObject) -> dict[str, Any]:
+    return {
+        **_STARTED_BEFORE,
+        "priority": int((pod.get("spec") or {}).get("priority") or 0),
+        "node": (pod.get("spec") or {}).get("nodeName"),
+    }
 
 
 def _controller_kind(pod: KubeObject) -> str | None:

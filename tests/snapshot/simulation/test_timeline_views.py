@@ -255,13 +255,13 @@ def test_an_evicted_pod_and_its_next_incarnation_are_two_rows(
         "FROM pod_waits ORDER BY pod",
     )
     assert rows == [
-        {  # running since before the start: no arrival, no binding of the run's
+        {  # running since before the start (on n1): no arrival, no binding of the run's
             "pod": "default/w",
             "incarnation_of": None,
             "arrived": None,
             "bound": None,
             "wait": None,
-            "node": None,
+            "node": "n1",
             "node_group": None,
             "ended": 70.0,
             "fate": "evicted",
