@@ -602,31 +602,26 @@ def _after_idle(world: World, tick: int) -> int:
 
     A node's unremovable recheck that falls due in the epoch its removal failed in (nothing
     changed since) fails again the same way: that loop is not run either; its one effect, the
-    node cached again until the recheck's loop + the timeout, is made here (the loop that runs
-    it under --no-skip writes the same)."""
+    node cached again until the recheck's loop + the timeout, is made here, recheck after
+    recheck, up to the next tick something else is due (the loops that run them under
+    --no-skip write the same)."""
     interval = world.plan.interval_ms
     state = world.state
-    while True:
-        due = [d for d in (world.next_instant(), world.next_due(tick * interval)) if d is not None]
-        if not due:
-            return world.plan.steps
-        next_tick = max(tick + 1, -(-min(due) // interval))
-        at = next_tick * interval
-        rechecks = {n for n, (until, _e) in state["unremovable"].items() if until <= at}
-        others = [
-            d
-            for d in (world.next_instant(), world.next_due_except_rechecks(tick * interval))
-            if d is not None
-        ]
-        if (
-            not rechecks
-            or next_tick >= world.plan.steps
-            or any(-(-d // interval) <= next_tick for d in others)
-            or any(state["unremovable"][n][1] != state["epoch"] for n in rechecks)
-        ):
-            return next_tick
-        for node in rechecks:
-            state["unremovable"][node] = [
-                at + world.timers.unremovable_node_recheck_timeout,
-                state["epoch"],
-            ]
+    now = tick * interval
+    found = (world.next_instant(), world.next_due_except_rechecks(now))
+    others = [d for d in found if d is not None]
+    cached = state["unremovable"]
+    others += [int(u) for u, epoch in cached.values() if epoch != state["epoch"]]
+    end = world.plan.steps
+    horizon = min([end, *(max(tick + 1, -(-d // interval)) for d in others)])
+    timeout = world.timers.unremovable_node_recheck_timeout
+    for node, (until, epoch) in list(cached.items()):
+        if epoch != state["epoch"]:
+            continue
+        recheck = max(tick + 1, -(-int(until) // interval))
+        while recheck < horizon:  # that loop would find it failing again: cached anew
+            until = recheck * interval + timeout
+            recheck = -(-until // interval)
+        cached[node] = [until, epoch]
+    due = [horizon, *(max(tick + 1, -(-int(u) // interval)) for u, _e in cached.values())]
+    return min(due)

@@ -25,8 +25,9 @@ milliseconds of simulated time.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+import orjson
 
 STATE_KIND = "TimelineState"
 STATE_KEY = "state"
@@ -54,5 +55,7 @@ def initial(targets: dict[str, int]) -> dict[str, Any]:
 
 
 def snapshot(state: dict[str, Any]) -> dict[str, Any]:
-    """A copy to compare with later (the state is small: groups, in-flight nodes, timers)."""
-    return copy.deepcopy(state)
+    """A copy to compare with later (JSON values: a round trip through orjson is a deep copy,
+    several times faster than ``copy.deepcopy``)."""
+    copied: dict[str, Any] = orjson.loads(orjson.dumps(state))
+    return copied
