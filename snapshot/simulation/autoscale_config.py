@@ -55,8 +55,11 @@ def files_digest(source_digest: str, *files: str | None) -> str:
 #: A node group's fields only a timeline reads (docs/timelines.md 2.1): its price per node-hour,
 #: how long its nodes take to become Ready (else --node-provision-time), how long after that
 #: their slices come (else --slice-publish-lag), and ``provisioning: fail`` for a group whose
-#: scale-ups never deliver a node.
-TIMELINE_GROUP_FIELDS = frozenset({"cost", "nodeProvisionTime", "provisioning", "slicePublishLag"})
+#: scale-ups never deliver a node, ``scaleDown: taint-fails`` for one whose nodes cannot be
+#: tainted (the one failure of a scale-down CA sees at once: --scale-down-delay-after-failure).
+TIMELINE_GROUP_FIELDS = frozenset(
+    {"cost", "nodeProvisionTime", "provisioning", "slicePublishLag", "scaleDown"}
+)
 
 
 def configure(cluster: StartingObjects, settings: Settings) -> StartingObjects:
@@ -185,6 +188,10 @@ def _group_options(path: str, name: str, entry: dict[str, Any]) -> dict[str, Any
                 "a node unready longer is not modelled"
             )
         options["slicePublishLag"] = format_duration(ms)
+    if "scaleDown" in entry:
+        if entry["scaleDown"] not in ("ok", "taint-fails"):
+            raise ScenarioError(f"{where}: scaleDown must be ok or taint-fails")
+        options["scaleDown"] = entry["scaleDown"]
     if "provisioning" in entry:
         if entry["provisioning"] not in ("ok", "fail"):
             raise ScenarioError(f"{where}: provisioning must be ok or fail")

@@ -81,6 +81,7 @@ class Decided:
 
     scale_up: tuple[str, int] | None = None  # node group, nodes
     delete: list[str] = field(default_factory=list)  # nodes, in order
+    drained: set[str] = field(default_factory=set)  # of those, the ones with pods to move
     reasons: dict[str, str] = field(default_factory=dict)  # pending pod -> why CA left it
     timed_out: list[str] = field(default_factory=list)  # node groups whose scale-up timed out
     no_scale_down: str | None = None  # why scale-down deleted nothing this loop
@@ -383,6 +384,7 @@ def _scale_down(
         return None
 
     decided.delete = scale_down.nodes_to_delete(loop, groups, {"added": {}}, ready, kept, quota)
+    decided.drained = {u["node"] for u in ready if u["moves"]} & set(decided.delete)
 
 
 __all__ = ["Decided", "backed_off", "run_loop"]

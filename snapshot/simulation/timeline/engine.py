@@ -358,6 +358,28 @@ class World:
         value = self.plan.group_options.get(group, {}).get(option)
         return default if value is None else parse_duration(str(value), option)
 
+    def actuate(
+        self, delete: list[str], drained: set[str], now: int
+    ) -> tuple[list[str], list[str]]:
+        """``Actuator.StartDeletion``: the empty nodes tainted first, then those to drain, each
+        batch all or nothing; a batch that cannot be tainted (a group with ``scaleDown:
+        taint-fails``) fails the scale-down (``lastScaleDownFailTime``) and what is after it
+        does not start. Returns the nodes whose deletion started, and those that failed."""
+        started: list[str] = []
+        for batch in ([n for n in delete if n not in drained], [n for n in delete if n in drained]):
+            if not batch:
+                continue
+            options = self.plan.group_options
+            if any(
+                options.get(self.members[n], {}).get("scaleDown") == "taint-fails" for n in batch
+            ):
+                self.state["last"]["fail"] = now
+                return started, batch
+            for node in batch:
+                self.start_deletion(node, now)
+            started += batch
+        return started, []
+
     def start_deletion(self, node: str, now: int) -> None:
         """The actuator: the node tainted, its pods evicted (their controllers make them
         again, pending), its deletion after --node-delete-delay-after-taint."""
@@ -389,12 +411,12 @@ class World:
         first = (life or {}).get("incarnation_of") or key
         if controller in _RENAMES or controller in _SAME_NAME:
             again = _recreated(unbound, controller, _incarnation(first, self.lives))
-            self.life(key, **(life or _started_before(pod)), ended=now, fate="evicted")
+            self.life(key, **({} if life else _started_before(pod)), ended=now, fate="evicted")
             runs = (life or {}).get("runs")
             self.arrive(again, now, created=now, runs=runs, incarnation_of=first)
             self.current[first] = key_of(again)
         else:
-            self.life(key, **(life or _started_before(pod)), ended=now, fate="lost")
+            self.life(key, **({} if life else _started_before(pod)), ended=now, fate="lost")
 
     def count(self, name: str, by: int = 1) -> None:
         self.results[name] = int(self.results.get(name, 0)) + by
@@ -418,9 +440,8 @@ class World:
             scaled = {group: count}
             self.count("scale_ups")
         recreated_before = len(self.lives)
-        for node in decided.delete:
-            self.start_deletion(node, now)
-        if decided.delete:
+        started, failed = self.actuate(decided.delete, decided.drained, now)
+        if started:
             self.count("scale_downs")
         for key, reason in decided.reasons.items():
             if (self.lives.get(key) or {}).get("reason") != reason and key in self.lives:
@@ -441,13 +462,14 @@ class World:
                     "pending": self.store.count(PENDING_KIND),
                     "groups": self.group_counts(),
                     "scaled_up": scaled,
-                    "deleted": list(decided.delete),
+                    "deleted": started,
+                    "deletion_failed": failed,
                     "timed_out": list(decided.timed_out),
                     "unneeded": len(self.state["unneeded"]),
                     "cost_rate": self.cost_rate(),
                 },
             )
-        if len(self.lives) != recreated_before or decided.delete:
+        if len(self.lives) != recreated_before or started:
             scheduler.schedule(self, now, None)
         return changed
 

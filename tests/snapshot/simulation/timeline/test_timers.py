@@ -397,3 +397,46 @@ def test_pods_pending_in_the_starting_cluster_are_scheduled_at_the_start(tmp_pat
     assert (life(store, "default/q")["bound"], life(store, "default/q")["node"]) == (0, "n")
     assert scale_up_times(store) == [(0, {"big": 1})]
     assert life(store, "default/big")["bound"] == minutes("2m")
+
+
+def failed_attempts(store: Any) -> list[int]:
+    return [loop["t"] for loop in loops(store) if loop.get("deletion_failed")]
+
+
+def test_scale_down_waits_for_the_delay_after_a_failed_one(tmp_path: Path) -> None:
+    # e's group cannot taint its nodes: each StartDeletion fails (lastScaleDownFailTime), and
+    # the next try waits --scale-down-delay-after-failure: 10m10s, 13m10s, 16m10s (3m).
+    failing = {**CPU4, "scaleDown": "taint-fails"}
+    _o, store = run_timeline(tmp_path / "a", [node("e", "cpu", 4)], [failing], [], until="17m")
+    assert failed_attempts(store) == [minutes(x) for x in ("10m10s", "13m10s", "16m10s")]
+    assert deleted_at(store, "e") is None
+    # With 1m: every minute after the first try.
+    _o, store = run_timeline(
+        tmp_path / "b",
+        [node("e", "cpu", 4)],
+        [failing],
+        [],
+        until="12m30s",
+        scale_down_delay_after_failure="1m",
+    )
+    assert failed_attempts(store) == [minutes(x) for x in ("10m10s", "11m10s", "12m10s")]
+
+
+def test_a_pod_of_the_trace_evicted_comes_back_with_its_run_time(tmp_path: Path) -> None:
+    # r arrives at 1s (a ReplicaSet's, 100m) and binds to a (the emptier: LeastAllocated);
+    # c is busy (3 of 4 CPUs). a, empty at loop 0, stays unneeded with r on it (r fits c) and
+    # goes at 1m10s (0 + 1m, strictly after): r is evicted and its next incarnation r-e1 binds
+    # to c at once, for the whole of its run again (10m: the pod starts over).
+    _o, store = run_timeline(
+        tmp_path,
+        [node("a", "cpu", 4), node("c", "cpu", 4), pod("busy", "3", "c")],
+        [CPU4],
+        [create(1, owned(pod("r", "100m")), runs=600)],
+        until="12m",
+        scale_down_unneeded_time="1m",
+    )
+    first = life(store, "default/r")
+    assert (first["node"], first["ended"], first["fate"]) == ("a", minutes("1m10s"), "evicted")
+    again = life(store, "default/r-e1")
+    assert (again["bound"], again["node"]) == (minutes("1m10s"), "c")
+    assert (again["ended"], again["fate"]) == (minutes("11m10s"), "completed")
