@@ -1,4 +1,5 @@
-"""``drasnap explain``: why a run left a pod unplaced, in the scheduler's words.
+"""``drasnap explain``: why a run left a pod unplaced, in the scheduler's words; for a timeline's
+pod, why it waited, loop by loop.
 
 Reads the ``PodFailure`` record a run wrote (``snapshot.history.pod_failures``): as stored (the last
 checkpoint), or as of seq ``--at`` (replayed from the journal, so an answer later replaced or
@@ -81,12 +82,13 @@ def explain_cmd(
     if not slash or not namespace or not pod_name or "/" in pod_name:
         raise CommandError(f"--pod takes namespace/name, got {pod_key!r}")
     from drasnap.snapshot import POD_FAILURE_KIND, POD_KIND, PodFailure
-    from drasnap.snapshot.simulation import explain_pod_devices
+    from drasnap.snapshot.simulation import explain_pod_devices, pod_story
     from drasnap.store import open_state
 
     db, name = store_to_read(db, name)
     devices = None
     with open_state(db, name=name, at=at) as state:
+        story = pod_story(state, pod_key)
         value = state.get(POD_FAILURE_KIND, pod_key)
         placed = state.get(POD_KIND, pod_key)
         seq = state.seq
@@ -100,6 +102,9 @@ def explain_cmd(
     point = f"at seq {seq}" if at is not None else "as stored"
     if node is not None or group is not None:
         _echo_devices(name, seq, pod_key, value, node, group, devices, as_json)
+        return
+    if story is not None:
+        _echo_story(name, seq, pod_key, story, as_json)
         return
     if value is None:
         if placed is not None:
@@ -175,3 +180,30 @@ def _echo_devices(
         return
     for line in lines:
         click.echo(line)
+
+
+def _seconds(ms: int | None) -> str:
+    return "-" if ms is None else f"{ms / 1000:g}s"
+
+
+def _echo_story(name: str, seq: int, pod_key: str, story: Any, as_json: bool) -> None:
+    """A timeline's pod: when it arrived, was bound and ended, and why it waited, loop by
+    loop (the scheduler's reason, then the cluster-autoscaler's)."""
+    life = story["life"]
+    if as_json:
+        echo_json({"store": name, "seq": seq, "pod": pod_key, **story})
+        return
+    arrived, bound = life.get("arrived"), life.get("bound")
+    line = f"pod {pod_key}: arrived at {_seconds(arrived) if arrived is not None else 'the start'}"
+    if bound is not None:
+        line += f", bound at {_seconds(bound)} to node {life.get('node')}"
+        line += f" (waited {_seconds(int(bound) - int(arrived or 0))})"
+    else:
+        line += ", never bound"
+    if life.get("ended") is not None:
+        line += f", {life.get('fate')} at {_seconds(life['ended'])}"
+    click.echo(line)
+    for said in story["reasons"]:
+        click.echo(f"  at {_seconds(said['t']):>9}  {said['by']}: {said['reason']}")
+    if not story["reasons"]:
+        click.echo("  it never waited")

@@ -54,6 +54,7 @@ from .sweep import (
     run_sweep,
     with_index,
 )
+from .timeline.records import pod_story
 
 __all__ = [
     "ALIBABA",
@@ -101,6 +102,7 @@ __all__ = [
     "load_sweep",
     "newest_unfinished",
     "parse_duration",
+    "pod_story",
     "prepare",
     "refused_settings",
     "run_point",

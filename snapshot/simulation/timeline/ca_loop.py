@@ -187,10 +187,11 @@ def run_loop(
     by_name = {g.name: g for g in groups}
     for group in coming:
         for index in range(upcoming(state, registered, group)):
-            node, slices = instantiate(by_name[group], f"template-{group}-upcoming-{index}")
+            node, slices = instantiate(by_name[group], placeholder(group, index))
             cs.add_node(node, slices=slices)
     results: dict[str, Any] = {"placed": 0, "added": {}, "removed_from": {}}
     pod_list.place_on_existing(sim, loop)  # filterOutSchedulable
+    _coming(sim, loop, decided)
     helped = pod_list.still_pending(sim, loop)
     disable_scale_down = False
     if helped and _all_new(helped, pods, now):
@@ -253,6 +254,25 @@ def _loop_plan(
     )
 
 
+def placeholder(group: str, index: int) -> str:
+    """The name of the ``index``-th node coming in ``group`` (``getUpcomingNodeInfos``)."""
+    return f"template-{group}-upcoming-{index}"
+
+
+def _coming(sim: RunContext, loop: AutoscalePlan, decided: Decided) -> None:
+    """Why pods filterOutSchedulable packed are left to wait, in CA's view: on a node coming
+    (a scale-up in flight), or on a node that is there (the scheduler's view differs)."""
+    for key in loop.pending:
+        where = (sim.store.get(DECISION_KIND, f"pod/{key}") or {}).get("existing")
+        if not where or key in decided.reasons:
+            continue
+        if where.startswith("template-") and "-upcoming-" in where:
+            group = where[len("template-") : where.rindex("-upcoming-")]
+            decided.reasons[key] = f"scale-up in flight: a node of node group {group} is coming"
+        else:
+            decided.reasons[key] = f"the cluster-autoscaler finds it fits node {where}"
+
+
 def _queue_time(life: dict[str, Any]) -> int:
     arrived = life.get("arrived")
     return -1 if arrived is None else int(arrived)
@@ -310,11 +330,13 @@ def _scale_up(
         else:
             scale_up.estimate_group(sim, loop, group, results)
     scale_up.expand(sim, loop, groups, results)
+    chosen = sim.store.get(DECISION_KIND, SCALE_UP_KEY) or {}
     for key in loop.pending:
         found = sim.store.get(DECISION_KIND, f"pod/{key}") or {}
         if found.get("unschedulable"):
             decided.reasons[key] = found["unschedulable"]
-    chosen = sim.store.get(DECISION_KIND, SCALE_UP_KEY) or {}
+        elif found.get("new"):
+            decided.reasons[key] = f"triggered a scale-up of node group {chosen['node_group']}"
     if not chosen.get("node_group"):
         return None
     chosen_group = str(chosen["node_group"])

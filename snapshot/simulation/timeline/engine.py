@@ -42,9 +42,11 @@ from drasnap.snapshot.simulation.timeline.records import (
     LOOP_KIND,
     NODE_LIFE,
     POD_LIFE,
+    REASON_KIND,
     TEMPLATE_KIND,
     TRACE_KIND,
     loop_key,
+    reason_key,
     trace_key,
 )
 from drasnap.snapshot.simulation.timeline.state import STATE_KEY, STATE_KIND, snapshot
@@ -260,6 +262,13 @@ class World:
             reason=None,
         )
 
+    def waits(self, key: str, reason: str, now: int, by: str) -> None:
+        """Why pod ``key`` waits, said by the scheduler or the cluster-autoscaler: its life's
+        last reason, and a ``PodReason`` record, written when it changes."""
+        if key in self.lives and self.lives[key].get("reason") != reason:
+            self.life(key, reason=reason)
+            self.store.put(REASON_KIND, reason_key(key, now, by), reason)
+
     def bound(self, key: str, node: str, now: int) -> None:
         life = self.lives.get(key) or {}
         runs = life.get("runs")
@@ -444,8 +453,7 @@ class World:
         if started:
             self.count("scale_downs")
         for key, reason in decided.reasons.items():
-            if (self.lives.get(key) or {}).get("reason") != reason and key in self.lives:
-                self.life(key, reason=reason)
+            self.waits(key, reason, now, "cluster-autoscaler")
         # What makes the next loop decide otherwise. Not the unremovable cache alone: a node
         # whose removal just failed is skipped next loop as recently unremovable, which decides
         # the same (a failed simulation leaves nothing behind for the others); its recheck is

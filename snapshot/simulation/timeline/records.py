@@ -11,6 +11,9 @@ record; :mod:`.totals` sums them.
   waits, last said: the scheduler's, then the cluster-autoscaler's);
 - ``TimelineNode/<name>``: ``group``, ``requested`` (the scale-up; 0 for a starting node),
   ``ready``, ``deleted`` (the cloud bills from ``requested`` to ``deleted``);
+- ``PodReason/<ns>/<name>/<t, 12 digits>/<by>``: why the pod waits, written when it changes
+  (``by``: ``scheduler``, then ``cluster-autoscaler``): ``drasnap explain --pod`` reads them
+  loop by loop (:func:`pod_story`);
 - ``TimelineLoop/<t, 12 digits>``: a loop that changed something: ``t``, ``pending``,
   ``groups`` (per group: ready, provisioning, deleting), ``scaled_up``, ``deleted``,
   ``unneeded``, ``timed_out``.
@@ -18,9 +21,12 @@ record; :mod:`.totals` sums them.
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 POD_LIFE = "PodLife"
 NODE_LIFE = "TimelineNode"
 LOOP_KIND = "TimelineLoop"
+REASON_KIND = "PodReason"
 TRACE_KIND = "TraceEvent"  # the trace, one record per event, written at the start
 TEMPLATE_KIND = "ResourceClaimTemplate"  # the templates trace pods make their claims from
 
@@ -31,3 +37,30 @@ def loop_key(t_ms: int) -> str:
 
 def trace_key(index: int) -> str:
     return f"{index:010d}"
+
+
+def reason_key(pod: str, t_ms: int, by: str) -> str:
+    return f"{pod}/{t_ms:012d}/{by}"
+
+
+class _Reader(Protocol):
+    def get(self, kind: str, key: str, default: Any = None) -> Any: ...
+
+    def items(self, kind: str) -> dict[str, Any]: ...
+
+
+def pod_story(state: _Reader, pod: str) -> dict[str, Any] | None:
+    """A timeline's pod: its life record and why it waited, in time order (``{"t": ms, "by",
+    "reason"}``); None when the run holds no life of that pod (not a timeline's pod)."""
+    life = state.get(POD_LIFE, pod)
+    if life is None:
+        return None
+    prefix = f"{pod}/"
+    reasons = []
+    for key, value in sorted(state.items(REASON_KIND).items()):
+        if key.startswith(prefix) and key.count("/") == pod.count("/") + 2:
+            t, by = key[len(prefix) :].split("/")
+            reasons.append({"t": int(t), "by": by, "reason": value})
+    # At one instant the scheduler's pass comes before the loop.
+    reasons.sort(key=lambda r: (r["t"], r["by"] != "scheduler"))
+    return {"life": dict(life), "reasons": reasons}

@@ -37,7 +37,7 @@ class World(Protocol):
     @property
     def store(self) -> Any: ...
 
-    def life(self, key: str, **changes: Any) -> None: ...
+    def waits(self, key: str, reason: str, now: int, by: str) -> None: ...
 
     def bound(self, key: str, node: str, now: int) -> None: ...
 
@@ -63,12 +63,12 @@ def schedule(world: World, now: int, only: list[str] | None) -> int:
         pod = pending[key]
         alike = pod_signature(pod)
         if alike in failed:
-            _waits(world, key, failed[alike])
+            world.waits(key, failed[alike], now, "scheduler")
             continue
         nodes = cs.feasible_nodes(pod)
         if not nodes:
-            failed[alike] = f"scheduler: {refusal_message(cs, pod, cs.node_names())}"
-            _waits(world, key, failed[alike])
+            failed[alike] = refusal_message(cs, pod, cs.node_names())
+            world.waits(key, failed[alike], now, "scheduler")
             continue
         node = best_node(cs, pod, nodes, strategy, f"{seed}/{now}/{key}")
         cs.schedule_pod(pod, node)
@@ -85,9 +85,3 @@ def _queue_order(world: World, key: str, pod: KubeObject) -> tuple[int, int, str
     arrived = life.get("arrived")
     priority = int((pod.get("spec") or {}).get("priority") or 0)
     return (-priority, -1 if arrived is None else int(arrived), key)
-
-
-def _waits(world: World, key: str, reason: str) -> None:
-    """The pod's wait reason, written when it changes (``explain`` reads it)."""
-    if key in world.lives and world.lives[key].get("reason") != reason:
-        world.life(key, reason=reason)
