@@ -136,10 +136,13 @@ class Timeline:
 
         plan = plan_of(sim.plan() or {})
         assert isinstance(plan, TimelinePlan)
+        from drasnap.snapshot.simulation.timeline.utilization import summary
+
         return {
             "scale_ups": results.get("scale_ups", 0),
             "scale_downs": results.get("scale_downs", 0),
             **totals(sim.store, plan),
+            "utilization": summary(results),
             "warnings": list(plan.warnings),
         }
 

@@ -37,7 +37,7 @@ from drasnap.snapshot.simulation.plans import TimelinePlan
 from drasnap.snapshot.simulation.record import RunContext
 from drasnap.snapshot.simulation.scale_up import GROUP_KIND, PENDING_KIND
 from drasnap.snapshot.simulation.settings import CA_FLAGS
-from drasnap.snapshot.simulation.timeline import ca_loop, scheduler
+from drasnap.snapshot.simulation.timeline import ca_loop, scheduler, utilization
 from drasnap.snapshot.simulation.timeline.records import (
     LOOP_KIND,
     NODE_LIFE,
@@ -205,6 +205,7 @@ class World:
         scheduler.schedule(self, now, None if capacity else arrived)
         self.changed = True
         self.state["epoch"] += 1
+        utilization.integrate(self.results, cs, now)
 
     # -- pods ----------------------------------------------------------------------------------
 
@@ -461,6 +462,7 @@ class World:
         changed = any(self.state[k] != before[k] for k in self.state if k != "unremovable")
         if changed:
             self.state["epoch"] += 1
+            utilization.integrate(self.results, self.sim.cluster, now)
         if scaled or decided.delete or decided.timed_out:
             self.store.put(
                 LOOP_KIND,
@@ -619,6 +621,7 @@ def run(sim: RunContext, plan: TimelinePlan, *, no_skip: bool = False) -> dict[s
             next_tick = tick + 1
         if next_tick >= steps:
             world.advance(plan.until_ms)  # (nothing is due before the end: the clock only)
+            utilization.integrate(world.results, sim.cluster, plan.until_ms)
         world.save_state()
         sim.advance(min(next_tick, steps), f"t={now // 1000}s")
         sim.save(min(next_tick, steps), dict(world.results), done=next_tick >= steps)

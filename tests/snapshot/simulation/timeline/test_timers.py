@@ -440,3 +440,17 @@ def test_a_pod_of_the_trace_evicted_comes_back_with_its_run_time(tmp_path: Path)
     again = life(store, "default/r-e1")
     assert (again["bound"], again["node"]) == (minutes("1m10s"), "c")
     assert (again["ended"], again["fate"]) == (minutes("11m10s"), "completed")
+
+
+def test_utilization_is_the_time_weighted_share_of_what_nodes_offer(tmp_path: Path) -> None:
+    # n (4 CPUs, 64Gi) holds p (1 CPU, 1Gi) from 0 to 30m, then nothing until it goes at
+    # 40m15s (unneeded from loop 30m, deleted at 40m10s, gone 5s later); after that no node
+    # offers anything, which the mean leaves out: cpu (0.25 x 30m + 0 x 10m15s) / 40m15s.
+    outcome, _store = run_timeline(
+        tmp_path, [node("n", "cpu", 4)], [CPU4], [create(0, pod("p", "1"), runs=1800)], until="1h"
+    )
+    found = outcome.result["utilization"]
+    assert found["mean"]["cpu"] == round(0.25 * 1800 / 2415, 6)
+    assert found["mean"]["memory"] == round(1 / 64 * 1800 / 2415, 6)
+    assert found["mean"]["devices"] is None  # no node has devices
+    assert found["final"] == {"cpu": None, "memory": None, "devices": None}
