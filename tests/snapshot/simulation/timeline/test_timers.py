@@ -454,3 +454,18 @@ def test_utilization_is_the_time_weighted_share_of_what_nodes_offer(tmp_path: Pa
     assert found["mean"]["memory"] == round(1 / 64 * 1800 / 2415, 6)
     assert found["mean"]["devices"] is None  # no node has devices
     assert found["final"] == {"cpu": None, "memory": None, "devices": None}
+
+
+def test_the_scheduler_places_as_its_scoring_says(tmp_path: Path) -> None:
+    # docs/timelines.md test 13 on a timeline: n1 runs 1 of its 4 CPUs, n2 none (64Gi each,
+    # 1Gi asked a pod). NodeResourcesFit, LeastAllocated: n1 cpu (4000-2000)x100/4000 = 50,
+    # memory 62x100/64 = 96, (50+96)/2 = 73; n2 75, 98: 86. BalancedAllocation: n1 |.5-.03125|/2
+    # -> 76, n2 |.25-.015625|/2 -> 88. TaintToleration 100 x3 both. n2: 86+88 > 73+76.
+    # MostAllocated: n1 (50+3)/2 = 26, n2 (25+1)/2 = 13: 26+76 = 102 > 13+88 = 101: n1.
+    objects = [node("n1", "cpu", 4), node("n2", "cpu", 4), pod("busy", "1", "n1")]
+    trace = [create(5, pod("p", "1"))]
+    for scoring, where in (("LeastAllocated", "n2"), ("MostAllocated", "n1")):
+        _o, store = run_timeline(
+            tmp_path / scoring, objects, [CPU4], trace, until="10s", scheduler_scoring=scoring
+        )
+        assert life(store, "default/p")["node"] == where, scoring
