@@ -385,11 +385,11 @@ def _same_flag_value(value: str, default: str) -> bool:
 )
 @click.option(
     "--gpu-sharing",
-    type=click.Choice(["consumable", "partitionable"]),
+    type=click.Choice(["consumable", "partitionable", "whole"]),
     default="consumable",
     show_default=True,
     help="timeline, Alibaba's trace: a share of a GPU through consumable capacity (KEP-5075) "
-    "or partitionable devices (KEP-4815).",
+    "or partitionable devices (KEP-4815), or a whole GPU for each share (no sharing).",
 )
 @click.option(
     "--pending-rows",

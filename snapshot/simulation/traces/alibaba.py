@@ -16,7 +16,9 @@ capacity ``milli: 1000`` with ``allowMultipleAllocations: true``; a share asks
 capacity itself), so it never lands on a GPU that holds a share. With ``sharing=
 "partitionable"`` (KEP-4815, ``DRAPartitionableDevices``) each GPU is a counter set of ``milli:
 1000`` instead, partitioned into devices of every share size the pods ask for
-(:func:`_partitioned_slices`); a claim selects a device of its size.
+(:func:`_partitioned_slices`); a claim selects a device of its size. With ``sharing="whole"``
+a share asks a whole GPU, as it would without DRA's sharing (the nodes as with consumable
+capacity): the baseline that sharing is measured against.
 
 Bad input is refused in one line naming the file, the row (counted from 1 after the header,
 with its line in the file) and the column, before anything is written.
@@ -60,6 +62,7 @@ __all__ = [
     "SKIP_MULTI_SHARE",
     "SKIP_NO_MILLI",
     "SKIP_PENDING",
+    "WHOLE_GPUS",
     "WITHDRAW",
     "AlibabaGroup",
     "AlibabaTrace",
@@ -74,7 +77,8 @@ WHOLE: Final = 1000  # gpu_milli of a whole GPU
 GROUP_LABEL: Final = "drasnap.io/node-group"  # as snapshot.simulation.generated labels nodes
 CONSUMABLE: Final = "consumable"
 PARTITIONABLE: Final = "partitionable"
-SHARINGS: Final = (CONSUMABLE, PARTITIONABLE)
+WHOLE_GPUS: Final = "whole"
+SHARINGS: Final = (CONSUMABLE, PARTITIONABLE, WHOLE_GPUS)
 WITHDRAW: Final = "withdraw"
 PENDING_RULES: Final = (WITHDRAW, "skip")
 FROM_TRACE: Final = "trace"
@@ -199,9 +203,10 @@ def read_alibaba(
     ):
         if value not in choices:
             raise ScenarioError(f"{flag} {quote(value)}: expected one of {', '.join(choices)}")
-    gate = "DRAConsumableCapacity" if sharing == CONSUMABLE else "DRAPartitionableDevices"
+    consumable = sharing != PARTITIONABLE  # (whole GPUs: the consumable nodes, no share asked)
+    gate = "DRAConsumableCapacity" if consumable else "DRAPartitionableDevices"
     switches = allocator_features(features)
-    on = switches.consumable_capacity if sharing == CONSUMABLE else switches.partitionable_devices
+    on = switches.consumable_capacity if consumable else switches.partitionable_devices
     if not on:
         # The allocator would refuse every GPU claim midway (or ignore the slices): say it now.
         raise ScenarioError(
@@ -603,6 +608,8 @@ class _PodReader:
             return self.skip(row, SKIP_MULTI_SHARE)
         if gpus == 0 and milli > 0:
             return self.skip(row, SKIP_MILLI_NO_GPU)
+        if self.sharing == WHOLE_GPUS:
+            milli = WHOLE  # a share asks its GPU whole
         template = _template(gpus, milli, models, self.sharing) if gpus else None
         if gpus and milli < WHOLE:
             self.shares.add(milli)

@@ -596,3 +596,20 @@ def test_objects_pass_validation_and_share_one_template_node(
     for name in ("s3", "m32"):
         with pytest.raises(SchedulingError):
             schedule(name)
+
+
+def test_whole_gpus_ask_a_whole_gpu_for_each_share(tmp_path: Path) -> None:
+    # --gpu-sharing whole: b's 460 milli become one whole GPU (template gpu-1, no capacity
+    # asked), the baseline against which sharing is measured; whole-GPU rows are unchanged.
+    found = read_alibaba(
+        _write(tmp_path, "pods.csv", HEADER, PODS[:2]),
+        _write(tmp_path, "nodes.csv", NODE_HEADER, NODES),
+        sharing="whole",
+    )
+    pods = {e.key: e.object for e in found.events if e.kind == "Pod"}
+    templates = {e.key: e.object for e in found.events if e.kind == "ResourceClaimTemplate"}
+    assert set(templates) == {"default/gpu-1"}
+    (request,) = templates["default/gpu-1"]["spec"]["spec"]["devices"]["requests"]
+    assert "capacity" not in request["exactly"] and request["exactly"]["count"] == 1
+    claims = pods["default/b"]["spec"]["resourceClaims"]
+    assert claims == [{"name": "gpu", "resourceClaimTemplateName": "gpu-1"}]
