@@ -227,7 +227,10 @@ def test_arrivals_at_start_reads_a_list_without_time_columns(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ({"sharing": "mig"}, '--gpu-sharing "mig": expected one of consumable, partitionable'),
+        (
+            {"sharing": "mig"},
+            '--gpu-sharing "mig": expected one of consumable, partitionable, whole',
+        ),
         ({"pending": "keep"}, '--pending-rows "keep": expected one of withdraw, skip'),
         ({"arrivals": "now"}, '--arrivals "now": expected one of trace, at-start'),
         (
