@@ -1,6 +1,7 @@
-"""``drasnap compare``: one row per autoscale run (a sweep's points, or runs named), the
-settings that differ, what each run added, left pending and removed, device utilization and
-cost (``snapshot.simulation.sweep.compare_rows``)."""
+"""``drasnap compare``: one row per run (a sweep's points, or runs named), the settings that
+differ, then the scenario's columns: what each autoscale run added, left pending and removed,
+device utilization and cost; each timeline's cost, node-hours, pod waits and what never ran
+(``snapshot.simulation.sweep.compare_rows``, ``snapshot.simulation.SCENARIO_COLUMNS``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 from typing import Any
 
 import click
-from drasnap.snapshot.simulation import COMPARE_COLUMNS, compare_cell
+from drasnap.snapshot.simulation import SCENARIO_COLUMNS, compare_cell, compare_values
 from drasnap.tools.options import DEFAULT_DB, database, json_option
 from drasnap.tools.output import count_line, echo_json, render_table
 
@@ -28,7 +29,9 @@ _REASON_WIDTH = 80
     metavar="COL",
     default="name",
     show_default=True,
-    help=f"The column to sort by: {', '.join(COMPARE_COLUMNS)}, or a setting that differs.",
+    help="The column to sort by, or a setting that differs: "
+    + "; ".join(f"{s}: {', '.join(c)}" for s, c in SCENARIO_COLUMNS.items())
+    + ".",
 )
 @json_option
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV instead of a table.")
@@ -40,12 +43,15 @@ def compare_cmd(
     as_json: bool,
     as_csv: bool,
 ) -> None:
-    """Compare autoscale runs of DB, one row per run: the settings that differ between them,
-    nodes added per node group, pods left pending (with the most common reason), nodes
-    removed, device utilization after (the mean over nodes with devices) and the cost per hour
-    of the node groups' nodes after the run (when the sweep file gives node groups a cost:).
+    """Compare runs of DB, one row per run, all autoscale or all timeline runs: the settings
+    that differ between them, then, for autoscale, nodes added per node group, pods left
+    pending (with the most common reason), nodes removed, device utilization after (the mean
+    over nodes with devices) and the cost per hour of the node groups' nodes after the run
+    (when the sweep file gives node groups a cost:); for a timeline, cluster_cost, node-hours
+    (in all and per group), pod wait p50 and p99 in seconds, pods never scheduled, pods lost,
+    scale-ups and scale-downs (as `simulate timeline --json` gives them).
 
-    The same rows are in the SQL view sweep_results (docs/sql.md).
+    An autoscale sweep's rows are in the SQL view sweep_results (docs/sql.md).
 
     Example:
 
@@ -59,10 +65,11 @@ def compare_cmd(
 
     rows = compare_rows(db or DEFAULT_DB, sweep=sweep, names=list(names) or None)
     settings = differing(rows) if len(rows) > 1 else []
-    columns = [*settings, *COMPARE_COLUMNS]
+    scenario = rows[0]["scenario"]  # (one for all: compare_rows refuses a mix)
+    columns = [*settings, *SCENARIO_COLUMNS[scenario]]
     if sort not in columns:
         raise click.BadParameter(f"choose from {', '.join(columns)}", param_hint="--sort")
-    flat = [_flat(row, settings) for row in rows]
+    flat = [_flat(scenario, row, settings) for row in rows]
     order = {row["name"]: (row.get("sweep") or "", row.get("index") or 0) for row in rows}
     flat.sort(key=lambda r: _key(r[sort]) if sort != "name" else (0, order[r["name"]]))
     if as_json:
@@ -86,9 +93,9 @@ def compare_cmd(
     click.echo(count_line(len(rows), "run"), err=True)
 
 
-def _flat(row: dict[str, Any], settings: list[str]) -> dict[str, Any]:
+def _flat(scenario: str, row: dict[str, Any], settings: list[str]) -> dict[str, Any]:
     out = {s: row["variants"].get(s, row["settings"].get(s)) for s in settings}
-    out.update({c: row.get(c) for c in COMPARE_COLUMNS})
+    out.update(compare_values(scenario, row))
     return out
 
 

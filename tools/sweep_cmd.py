@@ -65,7 +65,8 @@ def sweep_cmd(
     secret: str,
     as_json: bool,
 ) -> None:
-    """Run the what-if sweep FILE into DB: one autoscale run per point, named <sweep>-<index>.
+    """Run the what-if sweep FILE into DB: one autoscale run per point (a timeline with
+    `scenario: timeline`), named <sweep>-<index>.
 
     Each point is crash-resumable: run the same command again after a crash or Ctrl-C and it
     continues, skipping finished points; no point is run twice to its end. `drasnap compare DB
@@ -119,7 +120,7 @@ def _one(db: str, sweep: Any, index: int, as_json: bool) -> None:
         raise click.BadParameter(str(exc), param_hint="--index") from exc
     click.echo(f"point {point.name}: {_variants(point.variants)}", err=True)
     result = run_point(db, point)
-    _print([result], as_json)
+    _print([result], as_json, sweep.scenario)
 
 
 def _all(db: str, sweep: Any, workers: int, as_json: bool) -> None:
@@ -144,7 +145,7 @@ def _all(db: str, sweep: Any, workers: int, as_json: bool) -> None:
         what = words.get(result.status, "being run by another process: skipped")
         click.echo(
             f"[{done}/{total}] {result.name} {what} in {result.seconds:.1f} s"
-            + (f": {_result_text(result.summary)}" if result.summary else ""),
+            + (f": {_RESULT_TEXT[sweep.scenario](result.summary)}" if result.summary else ""),
             err=True,
         )
 
@@ -178,19 +179,33 @@ def _all(db: str, sweep: Any, workers: int, as_json: bool) -> None:
         err=True,
     )
     if as_json:
-        _print(results, as_json)
+        _print(results, as_json, sweep.scenario)
 
 
 def _variants(variants: dict[str, str]) -> str:
     return ", ".join(f"{axis}={label}" for axis, label in variants.items())
 
 
-def _result_text(summary: dict[str, Any]) -> str:
+def _autoscale_text(summary: dict[str, Any]) -> str:
     added = ", ".join(f"{g} +{n}" for g, n in summary["added"].items()) or "none"
     return f"added {added}, pending {summary['pods_pending']}, removed {summary['nodes_removed']}"
 
 
-def _print(results: list[Any], as_json: bool) -> None:
+def _timeline_text(summary: dict[str, Any]) -> str:
+    cost = summary.get("cluster_cost")
+    waits = summary.get("pod_wait_s") or {}
+    return (
+        f"cost {'-' if cost is None else f'{cost:.2f}'}, node-hours "
+        f"{sum((summary.get('node_hours') or {}).values()):.2f}, wait p99 {waits.get('p99')} s, "
+        f"never scheduled {summary.get('never_scheduled')}"
+    )
+
+
+#: A finished point's result in a few words, by the sweep's scenario.
+_RESULT_TEXT = {"autoscale": _autoscale_text, "timeline": _timeline_text}
+
+
+def _print(results: list[Any], as_json: bool, scenario: str) -> None:
     if as_json:
         echo_json(
             [
@@ -201,4 +216,4 @@ def _print(results: list[Any], as_json: bool) -> None:
         return
     for result in results:
         if result.summary is not None:
-            click.echo(f"{result.name}: {_result_text(result.summary)}")
+            click.echo(f"{result.name}: {_RESULT_TEXT[scenario](result.summary)}")

@@ -3,7 +3,7 @@
 from . import generated
 from .autoscale.records import decisions_so_far
 from .autoscale_config import files_digest
-from .comparison import COMPARE_COLUMNS, compare_cell
+from .comparison import COMPARE_COLUMNS, SCENARIO_COLUMNS, compare_cell, compare_values
 from .durations import format_duration, parse_duration
 from .explain import explain_pod_devices
 from .export import write_state
@@ -68,6 +68,7 @@ __all__ = [
     "PLAN_KEY",
     "RUN_KEY",
     "SCENARIOS",
+    "SCENARIO_COLUMNS",
     "SCORING",
     "SIM_KIND",
     "TIMELINE_FLAGS",
@@ -89,6 +90,7 @@ __all__ = [
     "choose_store",
     "compare_cell",
     "compare_rows",
+    "compare_values",
     "decisions_so_far",
     "differing",
     "explain_pod_devices",

@@ -73,7 +73,10 @@ def configure(cluster: StartingObjects, settings: Settings) -> StartingObjects:
         cluster.groups = _node_groups(Path(settings.node_groups_file), cluster, timeline)
     point = settings.sweep or {}
     if point.get("node_groups"):
-        cluster.groups = changed_groups(cluster, point["node_groups"], str(point["where"]))
+        timeline = "node_provision_time" in TAKES[settings.scenario]
+        cluster.groups = changed_groups(
+            cluster, point["node_groups"], str(point["where"]), timeline=timeline
+        )
     if settings.expander_priorities is not None:
         cluster.priorities = _priorities(Path(settings.expander_priorities))
     cluster.groups = [sanitized(g) for g in cluster.groups]
@@ -120,11 +123,12 @@ def _size(path: Path | str, name: str, entry: dict[str, Any], key: str) -> int |
 
 
 def changed_groups(
-    cluster: StartingObjects, changes: dict[str, Any], where: str
+    cluster: StartingObjects, changes: dict[str, Any], where: str, *, timeline: bool = False
 ) -> list[NodeGroup]:
     """The cluster's node groups with a sweep point's changes: ``remove`` (names), ``change``
     (entries naming a group, each field given replacing the group's), ``add`` (entries as a
-    node-group file has them). ``where`` names the variant in errors.
+    node-group file has them; a timeline's, TIMELINE_GROUP_FIELDS too). ``where`` names the
+    variant in errors.
 
     Raises:
         ScenarioError: a group removed or changed that does not exist, one added twice, or an
@@ -146,16 +150,52 @@ def changed_groups(
             "node": old.node,
             "slices": old.slices,
             **({"maxSize": old.max_size} if old.max_size is not None else {}),
+            **(old.options if timeline else {}),
             **entry,
         }
         if isinstance(entry.get("node"), str) and "slices" not in entry:
             del full["slices"]
-        (groups[name],) = _parse_groups(f"{where}: change", [full], cluster)
-    for new in _parse_groups(f"{where}: add", list(changes.get("add") or ()), cluster):
+        (groups[name],) = _parse_groups(f"{where}: change", [full], cluster, timeline=timeline)
+    added = list(changes.get("add") or ())
+    for new in _parse_groups(f"{where}: add", added, cluster, timeline=timeline):
         if new.name in groups:
             raise ScenarioError(f"{where}: add: node group {new.name!r} exists already")
         groups[new.name] = new
     return list(groups.values())
+
+
+def priced(groups: list[NodeGroup], settings: Settings) -> list[NodeGroup]:
+    """A timeline sweep point's groups with the sweep's costs (its ``cost:`` and the costs its
+    node-group variant gives) as each group's ``cost`` option, which the timeline's
+    ``cluster_cost`` reads. Called once every group is known (Alibaba's trace brings its own).
+
+    Raises:
+        ScenarioError: a cost names a group the point's cluster does not have (a typo would
+            otherwise leave that group's nodes out of the cost).
+    """
+    point = settings.sweep or {}
+    costs: dict[str, float] = point.get("cost") or {}
+    if not costs:
+        return groups
+    names = [g.name for g in groups]
+    unknown = sorted(set(costs) - set(names))
+    if unknown:
+        missing = ", ".join(map(repr, unknown))
+        raise ScenarioError(
+            f"{point.get('where', 'the sweep')}: cost: no node group {missing} (its groups: "
+            f"{', '.join(names) or 'none'})"
+        )
+    return [
+        NodeGroup(
+            g.name,
+            g.node,
+            g.slices,
+            g.min_size,
+            g.max_size,
+            {**g.options, "cost": costs[g.name]} if g.name in costs else g.options,
+        )
+        for g in groups
+    ]
 
 
 def _node_groups(path: Path, cluster: StartingObjects, timeline: bool) -> list[NodeGroup]:

@@ -119,6 +119,8 @@ class Timeline:
 
         start = autoscale_config.configure(start, settings)
         start.trace = read_trace(start, settings)
+        # (after the trace: Alibaba's brings its groups)
+        start.groups = autoscale_config.priced(start.groups, settings)
         return start
 
     def setup(self, sim: RunContext, start: StartingObjects, settings: Settings) -> TimelinePlan:

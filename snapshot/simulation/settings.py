@@ -24,8 +24,10 @@ __all__ = [
     "ON_GIVEN_CLUSTER",
     "SCENARIOS",
     "SCORING",
+    "TIMELINE_CHOICES",
     "TIMELINE_FLAGS",
     "TIMELINE_LIMITS",
+    "TIMELINE_SETTINGS",
     "UNMODELLED_CA_FLAGS",
     "UNMODELLED_TIMELINE",
     "ProgressCallback",
@@ -156,6 +158,14 @@ TIMELINE_SETTINGS = (
 )
 #: The scheduler's scoring strategies (NodeResourcesFit's, kube-scheduler's names).
 SCORING = ("LeastAllocated", "MostAllocated")
+#: The timeline settings that take one of a few words (``simulate``'s choices; a sweep file's
+#: values are checked against them too): setting -> the words, the default first.
+TIMELINE_CHOICES: dict[str, tuple[str, ...]] = {
+    "gpu_sharing": ("consumable", "partitionable"),
+    "pending_rows": ("withdraw", "skip"),
+    "arrivals": ("trace", "at-start"),
+    "scheduler_scoring": SCORING,
+}
 AUTOSCALE_SETTINGS = (
     "expander",
     "expander_priorities",
@@ -480,11 +490,12 @@ class Settings:
             raise ScenarioError(f"--max-nodes-total must be at least 0, got {self.max_nodes_total}")
         for name in ("cores_total", "memory_total"):
             limit_range(getattr(self, name), f"--{name.replace('_', '-')}")
-        if self.scheduler_scoring not in SCORING:
-            raise ScenarioError(
-                f"unknown --scheduler-scoring {self.scheduler_scoring!r}: choose "
-                f"{' or '.join(SCORING)}"
-            )
+        for name, words in TIMELINE_CHOICES.items():
+            if getattr(self, name) not in words:
+                raise ScenarioError(
+                    f"unknown --{name.replace('_', '-')} {getattr(self, name)!r}: choose "
+                    f"{' or '.join(words)}"
+                )
 
     def as_options(self) -> list[str]:
         """The command-line words that give these settings (:func:`settings_options`)."""

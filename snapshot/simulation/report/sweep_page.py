@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from drasnap.snapshot.simulation.comparison import COMPARE_COLUMNS, compare_cell
+from drasnap.snapshot.simulation.comparison import SCENARIO_COLUMNS, compare_cell, compare_values
 from drasnap.snapshot.simulation.report.charts import new_figure, svg_text
 from drasnap.snapshot.simulation.report.data import Table
 from drasnap.snapshot.simulation.report.page import head, html_table, tail, write_page
@@ -23,12 +23,31 @@ from drasnap.snapshot.simulation.sweep import compare_rows, differing
 
 __all__ = ["SweepReport", "gather_sweep", "render_sweep", "write_sweep_report"]
 
-#: What each axis's chart draws, with its label.
-METRICS = (
-    ("nodes_added", "nodes added"),
-    ("pods_pending", "pods pending"),
-    ("cost_per_hour", "cost per hour"),
-)
+#: What each axis's chart draws, with its label, by the points' scenario.
+METRICS: dict[str, tuple[tuple[str, str], ...]] = {
+    "autoscale": (
+        ("nodes_added", "nodes added"),
+        ("pods_pending", "pods pending"),
+        ("cost_per_hour", "cost per hour"),
+    ),
+    "timeline": (
+        ("cluster_cost", "cost"),
+        ("node_hours", "node-hours"),
+        ("wait_p99_s", "pod wait p99 (s)"),
+    ),
+}
+#: What the charts draw, in words (the chart's name), by scenario.
+_CHART_TITLES = {
+    "autoscale": "nodes added, pods pending and cost",
+    "timeline": "cost, node-hours and pod wait p99",
+}
+#: What the points' table says under it, by scenario.
+_NOTES = {
+    "autoscale": "Device utilization: the mean over nodes with devices after the run; cost: of "
+    "the node groups' nodes after the run, per hour (the sweep file's cost:).",
+    "timeline": "Cost: the node-hours of each priced group times its cost (the sweep file's "
+    "cost:); waits in seconds, from arrival to binding (nearest rank).",
+}
 
 
 @dataclass
@@ -40,6 +59,11 @@ class SweepReport:
     generated: float
     rows: list[dict[str, Any]]
     axes: list[str]
+
+    @property
+    def scenario(self) -> str:
+        """The points' scenario (one for all: compare_rows refuses a mix)."""
+        return str(self.rows[0].get("scenario") or "autoscale") if self.rows else "autoscale"
 
 
 def gather_sweep(db: str, sweep: str) -> SweepReport:
@@ -57,10 +81,11 @@ def _value(row: dict[str, Any], axis: str) -> Any:
 
 
 def sweep_table(report: SweepReport) -> Table:
-    headers = [*report.axes, *COMPARE_COLUMNS]
+    columns = SCENARIO_COLUMNS[report.scenario]
+    headers = [*report.axes, *columns]
     rows = [
         [str(_value(r, a)) for a in report.axes]
-        + [compare_cell(c, r.get(c)) for c in COMPARE_COLUMNS]
+        + [compare_cell(c, v) for c, v in compare_values(report.scenario, r).items()]
         for r in report.rows
     ]
     return Table(
@@ -69,8 +94,7 @@ def sweep_table(report: SweepReport) -> Table:
         headers,
         rows,
         f"drasnap compare {report.db} --sweep {report.sweep}",
-        note="Device utilization: the mean over nodes with devices after the run; cost: of the "
-        "node groups' nodes after the run, per hour (the sweep file's cost:).",
+        note=_NOTES[report.scenario],
         filters={a: i for i, a in enumerate(report.axes)},
     )
 
@@ -84,14 +108,16 @@ def axis_chart(report: SweepReport, axis: str) -> str:
             variants.append(str(_value(row, axis)))
     fig, first = new_figure(10, 2.8)
     fig.delaxes(first)
-    panels = fig.subplots(1, len(METRICS))
-    for ax, (metric, label) in zip(panels, METRICS, strict=True):
+    metrics = METRICS[report.scenario]
+    values_of = [compare_values(report.scenario, r) for r in report.rows]
+    panels = fig.subplots(1, len(metrics))
+    for ax, (metric, label) in zip(panels, metrics, strict=True):
         ax.spines[["top", "right"]].set_visible(False)
         for i, variant in enumerate(variants):
             values = [
-                r[metric]
-                for r in report.rows
-                if str(_value(r, axis)) == variant and r.get(metric) is not None
+                v[metric]
+                for r, v in zip(report.rows, values_of, strict=True)
+                if str(_value(r, axis)) == variant and v.get(metric) is not None
             ]
             if values:
                 ax.bar(i, mean(values), 0.6, color="#93c5fd")
@@ -99,7 +125,7 @@ def axis_chart(report: SweepReport, axis: str) -> str:
         ax.set_xticks(range(len(variants)), variants, rotation=30, ha="right")
         ax.set_title(label, fontsize=10)
     fig.tight_layout()
-    return svg_text(fig, f"{axis} chart: nodes added, pods pending and cost by variant")
+    return svg_text(fig, f"{axis} chart: {_CHART_TITLES[report.scenario]} by variant")
 
 
 def render_sweep(report: SweepReport) -> str:
@@ -110,7 +136,8 @@ def render_sweep(report: SweepReport) -> str:
         f"<h1>Sweep {e(report.sweep)}</h1>",
         f'<p class="note">Database {e(report.db)}, read '
         f"{e(time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(report.generated)))} by "
-        "drasnap report. Each point is an autoscale run; "
+        f"drasnap report. Each point is a{'n' if report.scenario[0] in 'aeiou' else ''} "
+        f"{e(report.scenario)} run; "
         f"<code>drasnap report {e(report.db)} --name POINT</code> writes its own page.</p>",
         f"<section>{html_table(sweep_table(report))}</section>",
     ]

@@ -23,12 +23,32 @@ A sweep file (YAML)::
     points:                      # optional: these points only, each naming a variant per axis
       - {nodeGroups: gpu4, expander: most-pods}   # (an axis left out: its first variant)
 
+A timeline sweep (``scenario: timeline``; the default, ``autoscale``, keeps every older file's
+meaning) runs ``drasnap simulate timeline`` at each point. It takes a trace, and any timeline
+setting (and the cluster-autoscaler's other flags) by its option's name in camelCase, at the
+top level for every point or as an axis::
+
+    sweep: unneeded
+    scenario: timeline
+    from: cluster                # optional with an Alibaba trace: its node list is the cluster
+    trace: gen:rate=2/m,until=1h,shape=cpu:1/mem:2Gi/gpu:1,runs=20m
+                                 # or a JSON Lines file, or alibaba-gpu-v2023:PODS.csv (files
+    # traceNodes: nodes.csv      #  relative to this file; traceNodes with Alibaba's)
+    until: 3h
+    cost: {gpu: 3.2}             # reaches each group's cost: the timeline's cluster_cost
+    scanInterval: 30s
+    axes:
+      scaleDownUnneededTime: [10m, 2m]
+      schedulerScoring: [LeastAllocated, MostAllocated]
+
 Errors in the file are :class:`~drasnap.snapshot.errors.SweepFileError`, naming the field
-(``axes.expander[1]``).
+(``axes.expander[1]``, ``axes.scaleDownUnneededTime[1]``), a setting's value refused by the
+settings' own checks (:meth:`Settings.check`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Iterator
@@ -46,17 +66,71 @@ from drasnap.snapshot.errors import (
 )
 from drasnap.snapshot.ingest.limits import load_yaml
 from drasnap.snapshot.k8s.features import parse_feature_gates, resolve_feature_gates
-from drasnap.snapshot.simulation.autoscale_config import files_digest
+from drasnap.snapshot.simulation.autoscale_config import TIMELINE_GROUP_FIELDS, files_digest
 from drasnap.snapshot.simulation.inputs import source_digest
-from drasnap.snapshot.simulation.settings import Settings
+from drasnap.snapshot.simulation.settings import (
+    ALIBABA,
+    CA_FLAGS,
+    TIMELINE_CHOICES,
+    TIMELINE_FLAGS,
+    TIMELINE_SETTINGS,
+    Settings,
+)
 
 # SweepFileError lives in snapshot.errors' tree; it is named here too, as the file's error.
-__all__ = ["AXES", "MAX_POINTS", "Point", "Sweep", "SweepFileError", "load_sweep"]
+__all__ = [
+    "AXES",
+    "MAX_POINTS",
+    "SCENARIOS",
+    "SETTING_AXES",
+    "Point",
+    "Sweep",
+    "SweepFileError",
+    "load_sweep",
+]
 
+#: The scenarios a sweep runs at each point (``scenario:``, the first the default).
+SCENARIOS = ("autoscale", "timeline")
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+#: The settings a sweep file gives by their option's name in camelCase, at the top level or as
+#: an axis: field -> setting. The cluster-autoscaler's flags (both scenarios), then the
+#: timeline's (``scenario: timeline`` only), but the trace, which is the sweep's workload.
+SETTING_AXES: dict[str, str] = {
+    _camel(name): name
+    for name in (*CA_FLAGS, *TIMELINE_SETTINGS)
+    if name not in ("trace", "trace_nodes")
+}
+_TIMELINE_ONLY = frozenset(_camel(name) for name in TIMELINE_SETTINGS)
 #: The axes a sweep may vary, in the order a point's settings show them.
-AXES = ("nodeGroups", "workloads", "expander", "scaleDownUtilizationThreshold", "featureGates")
-_TOP = {"sweep", "from", "nodeGroups", "cost", "seed", "axes", "points"}
+AXES = (
+    "nodeGroups",
+    "workloads",
+    "expander",
+    "scaleDownUtilizationThreshold",
+    "featureGates",
+    *SETTING_AXES,
+)
+_TOP = {
+    "sweep",
+    "scenario",
+    "from",
+    "nodeGroups",
+    "cost",
+    "seed",
+    "axes",
+    "points",
+    "trace",
+    "traceNodes",
+    *SETTING_AXES,
+}
 _GROUP_FIELDS = {"name", "minSize", "maxSize", "node", "slices", "cost"}
+_DEFAULTS = Settings("timeline")
 #: The largest sweep: a Job has at most 100,000 completions in Indexed mode.
 MAX_POINTS = 100_000
 
@@ -78,13 +152,17 @@ class Sweep:
 
     name: str
     path: Path
-    source: Path
+    source: Path | None  # None: the trace brings the cluster (Alibaba's)
     node_groups_file: Path | None
     seed: int
     costs: dict[str, float]
     axes: dict[str, list[tuple[str, Any]]]  # axis -> [(label, value)]
     chosen: list[dict[str, int]]  # per point: axis -> variant number
     files: list[Path] = field(default_factory=list)  # every file the sweep reads, for a Job
+    scenario: str = "autoscale"
+    # the settings every point shares (the trace, the top level's SETTING_AXES), by setting
+    settings: dict[str, Any] = field(default_factory=dict)
+    trace_files: list[Path] = field(default_factory=list)  # the trace's files (in the digest)
 
     def __len__(self) -> int:
         return len(self.chosen)
@@ -96,7 +174,7 @@ class Sweep:
         costs = dict(self.costs)
         extra: list[str] = []
         changes: dict[str, Any] = {}
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = dict(self.settings)
         for axis, options in self.axes.items():
             label, value = options[choice.get(axis, 0)]
             variants[axis] = label
@@ -115,6 +193,8 @@ class Sweep:
                 kwargs["scale_down_utilization_threshold"] = float(value)
             elif axis == "featureGates":
                 kwargs["feature_gates"] = value
+            else:  # a setting (SETTING_AXES)
+                kwargs[SETTING_AXES[axis]] = value
         stripped = {
             op: [{k: v for k, v in e.items() if k != "cost"} for e in entries]
             if op != "remove"
@@ -122,12 +202,13 @@ class Sweep:
             for op, entries in changes.items()
         }
         groups_file = str(self.node_groups_file) if self.node_groups_file else None
-        digest = files_digest(source_digest(self.source), groups_file, *extra)
+        base = source_digest(self.source) if self.source is not None else ""
+        digest = files_digest(base, groups_file, *extra, *map(str, self.trace_files))
         name = f"{self.name}-{index}"
         settings = Settings(
-            scenario="autoscale",
+            scenario=self.scenario,
             seed=self.seed,
-            source=str(self.source),
+            source=str(self.source) if self.source is not None else None,
             source_digest=digest,
             node_groups_file=groups_file,
             extra_manifests=tuple(extra),
@@ -135,13 +216,20 @@ class Sweep:
                 "sweep": self.name,
                 "index": index,
                 "variants": variants,
-                "where": f"{self.path.name}: point {name} ({variants.get('nodeGroups', '')})",
+                "where": f"{self.path.name}: point {name} ({self._where(variants)})",
                 "node_groups": stripped,
                 "cost": dict(sorted(costs.items())),
             },
             **kwargs,
         )
         return Point(index, name, variants, settings, costs)
+
+    def _where(self, variants: dict[str, str]) -> str:
+        """What names a point's variant in its errors: its node groups' (as autoscale sweeps
+        always said, so their points' records stay), else every axis's (a timeline's)."""
+        if "nodeGroups" in variants or self.scenario == "autoscale":
+            return variants.get("nodeGroups", "")
+        return ", ".join(f"{axis}={label}" for axis, label in variants.items())
 
     def points(self) -> Iterator[Point]:
         for index in range(len(self)):
@@ -177,14 +265,17 @@ def _cost(path: Path, where: str, value: Any) -> float:
     return float(value)
 
 
-def _group_entries(path: Path, where: str, value: Any, *, change: bool) -> list[dict[str, Any]]:
+def _group_entries(
+    path: Path, where: str, value: Any, *, change: bool, timeline: bool
+) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         raise _fail(path, where, "expected a list of node groups")
+    fields = _GROUP_FIELDS | (TIMELINE_GROUP_FIELDS if timeline else set())
     for i, entry in enumerate(value):
         at = f"{where}[{i}]"
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             raise _fail(path, at, "expected a node group: a mapping with a name")
-        unknown = sorted(set(entry) - _GROUP_FIELDS)
+        unknown = sorted(set(entry) - fields)
         if unknown:
             raise _fail(path, at, f"unknown field(s) {', '.join(unknown)}")
         if not change and "node" not in entry:
@@ -194,8 +285,11 @@ def _group_entries(path: Path, where: str, value: Any, *, change: bool) -> list[
     return list(value)
 
 
-def _variants(path: Path, axis: str, values: Any) -> list[tuple[str, Any]]:
+def _variants(path: Path, axis: str, values: Any, base: Settings) -> list[tuple[str, Any]]:
+    """The variants of ``axis``, each checked (a setting's against ``base``, the settings
+    every point shares)."""
     where = f"axes.{axis}"
+    timeline = base.scenario == "timeline"
     if not isinstance(values, list) or not values:
         raise _fail(path, where, "expected a list of variants (at least one)")
     out: list[tuple[str, Any]] = []
@@ -221,9 +315,11 @@ def _variants(path: Path, axis: str, values: Any) -> list[tuple[str, Any]]:
             if not isinstance(removed, list) or not all(isinstance(n, str) for n in removed):
                 raise _fail(path, f"{at}.remove", "expected a list of node-group names")
             parsed = {
-                "add": _group_entries(path, f"{at}.add", value.get("add") or [], change=False),
+                "add": _group_entries(
+                    path, f"{at}.add", value.get("add") or [], change=False, timeline=timeline
+                ),
                 "change": _group_entries(
-                    path, f"{at}.change", value.get("change") or [], change=True
+                    path, f"{at}.change", value.get("change") or [], change=True, timeline=timeline
                 ),
                 "remove": removed,
             }
@@ -238,6 +334,10 @@ def _variants(path: Path, axis: str, values: Any) -> list[tuple[str, Any]]:
             if not 0 <= value <= 1:
                 raise _fail(path, at, f"must be between 0 and 1, got {value}")
             out.append((f"{value:g}", float(value)))
+        elif axis in SETTING_AXES:
+            value = _setting(path, at, axis, value)
+            _check(path, at, [axis], dataclasses.replace(base, **{SETTING_AXES[axis]: value}))
+            out.append((_label(value), value))
         else:  # featureGates
             if isinstance(value, dict):
                 value = ",".join(f"{k}={str(v).lower()}" for k, v in value.items())
@@ -253,6 +353,82 @@ def _variants(path: Path, axis: str, values: Any) -> list[tuple[str, Any]]:
     if twice:
         raise _fail(path, where, f"variant(s) given twice: {', '.join(twice)}")
     return out
+
+
+def _label(value: Any) -> str:
+    """A setting's variant as its label (and as a point names it: ``points:``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _option(field_name: str) -> str:
+    return "--" + SETTING_AXES[field_name].replace("_", "-")
+
+
+def _setting(path: Path, where: str, field_name: str, value: Any) -> Any:
+    """``value`` of the setting ``field_name`` if of its type (its values: :func:`_check`)."""
+    setting = SETTING_AXES[field_name]
+    default = getattr(_DEFAULTS, setting)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise _fail(path, where, "expected true or false")
+    elif isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _fail(path, where, "expected a whole number")
+    elif not isinstance(value, str) or not value:
+        if setting in TIMELINE_CHOICES:
+            expected = " or ".join(TIMELINE_CHOICES[setting])
+        elif setting in TIMELINE_FLAGS or setting == "until":
+            expected = "a duration such as 30s, 10m or 1h30m"
+        else:
+            expected = f"text such as {default!r} (quoted)"
+        raise _fail(path, where, f"expected {expected}")
+    return value
+
+
+def _check(path: Path, where: str | None, fields: list[str], settings: Settings) -> None:
+    """The settings' own checks (:meth:`Settings.check`), their error said at ``where`` (None:
+    at the field among ``fields`` whose option it names), without the option's name when it
+    leads the message (the field is named instead)."""
+    try:
+        settings.check()
+    except ScenarioError as exc:
+        text = str(exc)
+        named = next((f for f in fields if _option(f) in text), None)
+        if named is not None and text.startswith(f"{_option(named)}: "):
+            text = text[len(_option(named)) + 2 :]
+        at = where if where is not None else (named or "")
+        raise _fail(path, at, text) from exc
+
+
+def _trace(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any], list[Path]]:
+    """A timeline sweep's trace (``trace``, ``traceNodes``) as settings, and its files."""
+    trace = data.get("trace")
+    if not isinstance(trace, str) or not trace:
+        raise _fail(
+            path,
+            "trace",
+            "required with scenario: timeline: a JSON Lines file (relative to the sweep "
+            f"file), gen:SPEC or {ALIBABA}PODS.csv",
+        )
+    files: list[Path] = []
+    if trace.startswith("gen:"):
+        value = trace
+    elif trace.startswith(ALIBABA):
+        files.append(_file(path, "trace", trace[len(ALIBABA) :]))
+        value = ALIBABA + str(files[0])
+    else:
+        files.append(_file(path, "trace", trace))
+        value = str(files[0])
+    nodes = None
+    if data.get("traceNodes") is not None:
+        if not trace.startswith(ALIBABA):
+            raise _fail(path, "traceNodes", f"goes with trace: {ALIBABA}PODS.csv")
+        found = _file(path, "traceNodes", data["traceNodes"])
+        files.append(found)
+        nodes = str(found)
+    return {"trace": value, "trace_nodes": nodes}, files
 
 
 def load_sweep(path: str | os.PathLike[str]) -> Sweep:
@@ -274,8 +450,26 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     if unknown:
         raise _fail(path, "", f"unknown field(s) {', '.join(unknown)}")
     name = _name(path, "sweep", data.get("sweep"))
-    source = _file(path, "from", data.get("from"), directory=True)
-    files = sorted(p for p in source.rglob("*") if p.is_file() and p.suffix in _MANIFEST)
+    scenario = data.get("scenario", SCENARIOS[0])
+    if scenario not in SCENARIOS:
+        raise _fail(path, "scenario", f"{scenario!r}: choose {' or '.join(SCENARIOS)}")
+    settings: dict[str, Any] = {}
+    trace_files: list[Path] = []
+    if scenario == "timeline":
+        settings, trace_files = _trace(path, data)
+    else:
+        given = sorted((_TIMELINE_ONLY | {"trace", "traceNodes"}) & set(data))
+        if given:
+            raise _fail(path, given[0], "goes with scenario: timeline")
+    source = None
+    if data.get("from") is not None or not str(settings.get("trace")).startswith(ALIBABA):
+        source = _file(path, "from", data.get("from"), directory=True)
+    files = (
+        sorted(p for p in source.rglob("*") if p.is_file() and p.suffix in _MANIFEST)
+        if source is not None
+        else []
+    )
+    files += trace_files
     groups_file = None
     if data.get("nodeGroups") is not None:
         groups_file = _file(path, "nodeGroups", data["nodeGroups"])
@@ -287,20 +481,52 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     if not isinstance(costs_in, dict):
         raise _fail(path, "cost", "expected node group: cost per node per hour")
     costs = {str(g): _cost(path, f"cost.{g}", c) for g, c in costs_in.items()}
+    for field_name in SETTING_AXES:
+        if field_name in data:
+            settings[SETTING_AXES[field_name]] = _setting(
+                path, field_name, field_name, data[field_name]
+            )
+    base = Settings(
+        scenario,
+        seed=seed,
+        source=str(source) if source is not None else None,
+        node_groups_file=str(groups_file) if groups_file else None,
+        **settings,
+    )
+    _check(path, None, [f for f in SETTING_AXES if f in data], base)
     axes_in = data.get("axes")
     if not isinstance(axes_in, dict) or not axes_in:
         raise _fail(path, "axes", f"expected a mapping of axes ({', '.join(AXES)})")
     axes: dict[str, list[tuple[str, Any]]] = {}
     for axis, values in axes_in.items():
+        if axis in ("trace", "traceNodes"):
+            raise _fail(path, f"axes.{axis}", "the trace is the sweep's: give it at the top level")
         if axis not in AXES:
             raise _fail(path, f"axes.{axis}", f"unknown axis: choose from {', '.join(AXES)}")
-        axes[axis] = _variants(path, axis, values)
+        if axis in _TIMELINE_ONLY and scenario != "timeline":
+            raise _fail(path, f"axes.{axis}", "goes with scenario: timeline")
+        if axis == "workloads" and source is None:
+            raise _fail(path, "axes.workloads", "adds manifests to from:'s: give from:")
+        axes[axis] = _variants(path, axis, values, base)
     for _label, value in axes.get("workloads", []):
         files += [p for p in value if p not in files]
     chosen = _points(path, axes, data.get("points"))
     if len(chosen) > MAX_POINTS:
         raise _fail(path, "axes", f"{len(chosen):,} points: at most {MAX_POINTS:,}")
-    sweep = Sweep(name, path, source, groups_file, seed, costs, axes, chosen, files)
+    sweep = Sweep(
+        name,
+        path,
+        source,
+        groups_file,
+        seed,
+        costs,
+        axes,
+        chosen,
+        files,
+        scenario=scenario,
+        settings=settings,
+        trace_files=trace_files,
+    )
     for point in (sweep.point(0),):  # the settings every point shares are checked once
         try:
             point.settings.check()
@@ -337,7 +563,7 @@ def _points(
             if axis not in axes:
                 raise _fail(path, f"{at}.{axis}", "no such axis under axes")
             labels = [lab for lab, _ in axes[axis]]
-            text = f"{label:g}" if isinstance(label, float) else str(label)
+            text = _label(label)
             if text not in labels:
                 raise _fail(path, f"{at}.{axis}", f"no variant {label!r} ({', '.join(labels)})")
             choice[axis] = labels.index(text)

@@ -24,15 +24,17 @@ from drasnap.snapshot.errors import ScenarioError, SweepFileError, UtilizationEr
 from drasnap.snapshot.k8s.features import resolve_feature_gates
 from drasnap.snapshot.simulation.autoscale.records import decisions_so_far
 from drasnap.snapshot.simulation.lifecycle import RunSession
-from drasnap.snapshot.simulation.plan import PLAN_KEY, SIM_KIND
+from drasnap.snapshot.simulation.plan import PLAN_KEY, RUN_KEY, SIM_KIND
 from drasnap.snapshot.simulation.runner import prepare
 from drasnap.snapshot.simulation.runs import RunStatus, find_run, list_runs
-from drasnap.snapshot.simulation.sweep.file import Point, Sweep, load_sweep
+from drasnap.snapshot.simulation.settings import TIMELINE_FLAGS
+from drasnap.snapshot.simulation.sweep.file import SETTING_AXES, Point, Sweep, load_sweep
 from drasnap.snapshot.simulation.sweep.views import SUMMARY_KEY, SUMMARY_KIND
 from drasnap.snapshot.simulation.sweep.workers import die_with
 from drasnap.store import Store, StoreLockedError, list_stores
 
 __all__ = [
+    "SUMMARIES",
     "PointResult",
     "check_points",
     "device_utilization",
@@ -59,13 +61,64 @@ class PointResult:
 
 
 def point_summary(cluster: ClusterSnapshot, sweep: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The comparison row of a finished autoscale run held by ``cluster``'s store."""
-    store = cluster.store
-    found = decisions_so_far(store)
-    plan = store.get(SIM_KIND, PLAN_KEY)
-    if found is None or plan is None:
-        raise ScenarioError("not an autoscale run")
+    """The comparison row of a finished run held by ``cluster``'s store: its sweep point
+    (``sweep``, else the one its settings record), then its scenario's summary
+    (:data:`SUMMARIES`).
+
+    Raises:
+        ScenarioError: the store holds no run of a scenario a comparison reads.
+    """
+    plan = cluster.store.get(SIM_KIND, PLAN_KEY)
+    scenario = ((plan or {}).get("settings") or {}).get("scenario")
+    summary = SUMMARIES.get(str(scenario))
+    if plan is None or summary is None:
+        raise ScenarioError(f"not a run a comparison reads ({' or '.join(SUMMARIES)})")
     sweep = sweep if sweep is not None else (plan["settings"].get("sweep") or {})
+    return summary(cluster, plan, sweep)
+
+
+def _timeline_summary(
+    cluster: ClusterSnapshot, plan: dict[str, Any], sweep: dict[str, Any]
+) -> dict[str, Any]:
+    """A timeline's row: its result, as ``simulate timeline --json`` gives it (the
+    scenario's own ``result``: :mod:`..timeline.totals`), after the point and its settings."""
+    from drasnap.snapshot.simulation.record import RunContext
+    from drasnap.snapshot.simulation.scenarios import STRATEGIES
+
+    run = cluster.store.get(SIM_KIND, RUN_KEY) or {}
+    result = STRATEGIES["timeline"].result(RunContext(cluster), dict(run.get("results") or {}))
+    return {
+        "sweep": sweep.get("sweep"),
+        "index": sweep.get("index"),
+        "variants": dict(sweep.get("variants") or {}),
+        "settings": _timeline_settings_shown(plan["settings"]),
+        **result,
+    }
+
+
+def _timeline_settings_shown(settings: dict[str, Any]) -> dict[str, str]:
+    """A timeline's settings as a comparison shows them: autoscale's, the trace's file name,
+    and each setting a sweep may vary (durations as Go writes them: 2m and 2m0s are one)."""
+    from drasnap.snapshot.simulation.durations import format_duration, parse_duration
+
+    shown = _settings_shown(settings)
+    trace = str(settings.get("trace") or "")
+    shown["trace"] = trace if trace.startswith("gen:") else Path(trace.split(":")[-1]).name
+    for field_name, name in SETTING_AXES.items():
+        value = settings.get(name)
+        if name in TIMELINE_FLAGS and isinstance(value, str):
+            value = format_duration(parse_duration(value, name))
+        shown[field_name] = str(value).lower() if isinstance(value, bool) else str(value)
+    return shown
+
+
+def _autoscale_summary(
+    cluster: ClusterSnapshot, plan: dict[str, Any], sweep: dict[str, Any]
+) -> dict[str, Any]:
+    """An autoscale run's row: nodes added, pods left pending, nodes removed, cost per hour."""
+    found = decisions_so_far(cluster.store)
+    if found is None:
+        raise ScenarioError("not an autoscale run")
     costs: dict[str, float] = dict(sweep.get("cost") or {})
     added: dict[str, int] = dict(found["added"])
     removed_by_group = {g: len(n) for g, n in found["removed_by_group"].items()}
@@ -93,6 +146,15 @@ def point_summary(cluster: ClusterSnapshot, sweep: dict[str, Any] | None = None)
         "device_utilization": device_utilization(cluster),
         "cost_per_hour": cost,
     }
+
+
+#: Each scenario's comparison row (the summary a point keeps): scenario -> how it is made.
+SUMMARIES: dict[
+    str, Callable[[ClusterSnapshot, dict[str, Any], dict[str, Any]], dict[str, Any]]
+] = {
+    "autoscale": _autoscale_summary,
+    "timeline": _timeline_summary,
+}
 
 
 def _settings_shown(settings: dict[str, Any]) -> dict[str, str]:
@@ -172,6 +234,11 @@ def finished_points(db: str, sweep: Sweep) -> set[int]:
     return done
 
 
+#: The settings that change how a timeline's trace is read (Alibaba's rows as objects), so a
+#: point differing in them only is built too before any point runs.
+_TRACE_READING = ("gpu_sharing", "pending_rows", "arrivals", "until")
+
+
 def check_points(sweep: Sweep, indices: list[int]) -> None:
     """Build each point's starting cluster, so a wrong variant is said before any run starts.
 
@@ -185,6 +252,8 @@ def check_points(sweep: Sweep, indices: list[int]) -> None:
             [
                 point.settings.sweep and point.settings.sweep["node_groups"],
                 point.settings.extra_manifests,
+                # (what reading a timeline's trace depends on)
+                [getattr(point.settings, name) for name in _TRACE_READING],
             ],
             sort_keys=True,
         )
