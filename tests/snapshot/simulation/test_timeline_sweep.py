@@ -171,3 +171,14 @@ def test_an_alibaba_trace_brings_the_cluster(tmp_path: Path) -> None:
     for row in rows:
         assert row["never_scheduled"] == 0 and row["pods_bound"] == 2
         assert row["cluster_cost"] == pytest.approx(2.5 * row["node_hours"][group], abs=1e-5)
+
+
+def test_readmes_timeline_sweep_reads() -> None:
+    sweep = load_sweep(EXAMPLE / "sweep.yaml")
+    assert (sweep.scenario, len(sweep)) == ("timeline", 4)
+    assert [p.variants["scaleDownUnneededTime"] for p in sweep.points()] == [
+        "10m",
+        "10m",
+        "2m",
+        "2m",
+    ]
