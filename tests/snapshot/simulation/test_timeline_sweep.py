@@ -182,3 +182,33 @@ def test_readmes_timeline_sweep_reads() -> None:
         "2m",
         "2m",
     ]
+
+
+def test_a_node_group_variant_keeps_the_groups_timeline_fields(tmp_path: Path) -> None:
+    from drasnap.snapshot.simulation import prepare
+
+    path = _write(
+        tmp_path,
+        cost={"cpu": 0.5},
+        axes={
+            "nodeGroups": [
+                {"name": "base"},
+                # A timeline field in a variant; the file's gpu cost (3.2) and slice lag stay.
+                {"name": "slow", "change": [{"name": "gpu", "nodeProvisionTime": "5m"}]},
+                {"name": "cheap", "change": [{"name": "gpu", "cost": 1.0, "maxSize": 2}]},
+            ]
+        },
+    )
+    sweep = load_sweep(path)
+    options = [
+        {g.name: (g.max_size, g.options) for g in prepare(p.settings).groups}
+        for p in sweep.points()
+    ]
+    assert options == [
+        {"cpu": (10, {"cost": 0.5}), "gpu": (8, {"cost": 3.2, "slicePublishLag": "45s"})},
+        {
+            "cpu": (10, {"cost": 0.5}),
+            "gpu": (8, {"cost": 3.2, "slicePublishLag": "45s", "nodeProvisionTime": "5m0s"}),
+        },
+        {"cpu": (10, {"cost": 0.5}), "gpu": (2, {"cost": 1.0, "slicePublishLag": "45s"})},
+    ]
