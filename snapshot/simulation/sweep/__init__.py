@@ -1,8 +1,9 @@
 """What-if sweeps: many autoscale runs of one cluster, each with other node groups, workloads,
-expander, scale-down threshold or feature gates, and one table comparing them.
+expander, scale-down threshold or feature gates, and one table comparing them; or many
+timelines (``scenario: timeline``), each with other timeline settings too.
 
-Each point is one ``autoscale`` run named ``<sweep>-<index>`` (index from 0, stable for a
-given file), its settings recorded (the sweep, index and variants among them), so
+Each point is one ``autoscale`` (or ``timeline``) run named ``<sweep>-<index>`` (index from
+0, stable for a given file), its settings recorded (the sweep, index and variants among them), so
 ``drasnap runs`` lists it and ``--resume`` semantics hold: a point is started, continued from
 its last checkpoint, or (finished) reported, never run twice to its end; the store's writer
 lock keeps two workers off one point.
