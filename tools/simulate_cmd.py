@@ -40,6 +40,7 @@ from drasnap.snapshot.simulation import (
     NO_DRA_SIZES,
     ON_GIVEN_CLUSTER,
     SCORING,
+    TIMELINE_CHOICES,
     TIMELINE_FLAGS,
     TIMELINE_LIMITS,
     UNMODELLED_CA_FLAGS,
@@ -385,7 +386,7 @@ def _same_flag_value(value: str, default: str) -> bool:
 )
 @click.option(
     "--gpu-sharing",
-    type=click.Choice(["consumable", "partitionable", "whole"]),
+    type=click.Choice(TIMELINE_CHOICES["gpu_sharing"]),
     default="consumable",
     show_default=True,
     help="timeline, Alibaba's trace: a share of a GPU through consumable capacity (KEP-5075) "
@@ -393,7 +394,7 @@ def _same_flag_value(value: str, default: str) -> bool:
 )
 @click.option(
     "--pending-rows",
-    type=click.Choice(["withdraw", "skip"]),
+    type=click.Choice(TIMELINE_CHOICES["pending_rows"]),
     default="withdraw",
     show_default=True,
     help="timeline, Alibaba's trace: rows never scheduled arrive and are withdrawn at their "
@@ -401,7 +402,7 @@ def _same_flag_value(value: str, default: str) -> bool:
 )
 @click.option(
     "--arrivals",
-    type=click.Choice(["trace", "at-start"]),
+    type=click.Choice(TIMELINE_CHOICES["arrivals"]),
     default="trace",
     show_default=True,
     help="timeline, Alibaba's trace: at creation_time, or every pod at the start (a list "

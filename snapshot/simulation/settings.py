@@ -161,7 +161,7 @@ SCORING = ("LeastAllocated", "MostAllocated")
 #: The timeline settings that take one of a few words (``simulate``'s choices; a sweep file's
 #: values are checked against them too): setting -> the words, the default first.
 TIMELINE_CHOICES: dict[str, tuple[str, ...]] = {
-    "gpu_sharing": ("consumable", "partitionable"),
+    "gpu_sharing": ("consumable", "partitionable", "whole"),
     "pending_rows": ("withdraw", "skip"),
     "arrivals": ("trace", "at-start"),
     "scheduler_scoring": SCORING,

@@ -155,7 +155,7 @@ def test_an_alibaba_trace_brings_the_cluster(tmp_path: Path) -> None:
         trace="alibaba-gpu-v2023:pods.csv",
         traceNodes="nodes.csv",
         cost={group: 2.5},
-        axes={"gpuSharing": ["consumable", "partitionable"]},
+        axes={"gpuSharing": ["consumable", "partitionable", "whole"]},
     )
     sweep = load_sweep(path)
     assert sweep.source is None
@@ -167,7 +167,7 @@ def test_an_alibaba_trace_brings_the_cluster(tmp_path: Path) -> None:
     db = str(tmp_path / "a.db")
     run_sweep(db, sweep, workers=1)
     rows = compare_rows(db, sweep="tl")
-    assert [r["variants"]["gpuSharing"] for r in rows] == ["consumable", "partitionable"]
+    assert [r["variants"]["gpuSharing"] for r in rows] == ["consumable", "partitionable", "whole"]
     for row in rows:
         assert row["never_scheduled"] == 0 and row["pods_bound"] == 2
         assert row["cluster_cost"] == pytest.approx(2.5 * row["node_hours"][group], abs=1e-5)
