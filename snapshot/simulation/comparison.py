@@ -36,6 +36,7 @@ TIMELINE_COMPARE_COLUMNS = (
     "cluster_cost",
     "node_hours",
     "group_node_hours",
+    "device_hours",
     "wait_p50_s",
     "wait_p99_s",
     "never_scheduled",
@@ -52,11 +53,14 @@ SCENARIO_COLUMNS: dict[str, tuple[str, ...]] = {
 _DERIVED: dict[str, Callable[[dict[str, Any]], Any]] = {
     "node_hours": lambda s: round(sum((s.get("node_hours") or {}).values()), 6),
     "group_node_hours": lambda s: s.get("node_hours"),
+    "device_hours": lambda s: round(sum((s.get("device_hours") or {}).values()), 6),
     "wait_p50_s": lambda s: (s.get("pod_wait_s") or {}).get("p50"),
     "wait_p99_s": lambda s: (s.get("pod_wait_s") or {}).get("p99"),
 }
 #: Shown with two decimals.
-_MONEY_LIKE = frozenset({"device_utilization", "cost_per_hour", "cluster_cost", "node_hours"})
+_MONEY_LIKE = frozenset(
+    {"device_utilization", "cost_per_hour", "cluster_cost", "node_hours", "device_hours"}
+)
 #: A per-group cell lists the groups when there are at most this many (--json has them all).
 _FEW_GROUPS = 4
 _NO_SCALE_UP = "pod didn't trigger scale-up: "

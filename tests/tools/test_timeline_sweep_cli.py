@@ -104,6 +104,7 @@ def test_compare_rows_are_each_points_own_timeline_result(tmp_path: Path) -> Non
         "cluster_cost",
         "node_hours",
         "group_node_hours",
+        "device_hours",
         "wait_p50_s",
         "wait_p99_s",
         "never_scheduled",

@@ -46,6 +46,7 @@ from drasnap.snapshot.simulation.timeline.records import (
     TEMPLATE_KIND,
     TRACE_KIND,
     loop_key,
+    physical_devices,
     reason_key,
     trace_key,
 )
@@ -176,20 +177,26 @@ class World:
         for _serial, name, group in waiting:
             node, slices = instantiate(self.by_group[group], name)
             lag = self._group_duration(group, "slicePublishLag", self.timers.slice_publish_lag)
+            published: int | None = now
             if slices and lag > 0:  # Ready, its DRA driver not yet: slices come later
                 cs.add_node(node)
                 self.state["slices"][name] = now + lag
+                published = None
             else:
                 cs.add_node(node, slices=slices)
             del self.state["instances"][name]
             self.members[name] = group
-            self.store.put(NODE_LIFE, name, {**self.store.get(NODE_LIFE, name), "ready": now})
+            life = self.store.get(NODE_LIFE, name)
+            self.store.put(NODE_LIFE, name, {**life, "ready": now, "published": published})
             capacity = True
         for name, at in sorted(self.state["slices"].items()):
             if at == now:
                 group = self.members[name]
                 cs.publish_slices(name, instantiate(self.by_group[group], name)[1])
                 del self.state["slices"][name]
+                self.store.put(
+                    NODE_LIFE, name, {**self.store.get(NODE_LIFE, name), "published": now}
+                )
                 capacity = True
         arrived: list[str] = []
         cursor = int(self.state["trace"])
@@ -354,9 +361,9 @@ class World:
                 "serial": serial,
                 "ready_at": None if provision is None else now + provision,
             }
-            self.store.put(
-                NODE_LIFE, name, {"group": group, "requested": now, "ready": None, "deleted": None}
-            )
+            life = {"group": group, "requested": now, "ready": None, "published": None}
+            devices = physical_devices(self.by_group[group].slices)
+            self.store.put(NODE_LIFE, name, {**life, "deleted": None, "devices": devices})
         request = state["requests"].get(group)
         increase = count + (int(request["increase"]) if request else 0)
         expected = now + self.timers.max_node_provision_time

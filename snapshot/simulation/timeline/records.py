@@ -10,7 +10,8 @@ record; :mod:`.totals` sums them.
   ``incarnation_of`` (the first incarnation's key, for a recreated pod), ``reason`` (why it
   waits, last said: the scheduler's, then the cluster-autoscaler's);
 - ``TimelineNode/<name>``: ``group``, ``requested`` (the scale-up; 0 for a starting node),
-  ``ready``, ``deleted`` (the cloud bills from ``requested`` to ``deleted``);
+  ``ready``, ``published`` (its ResourceSlices), ``deleted`` (the cloud bills from
+  ``requested`` to ``deleted``), ``devices`` (:func:`physical_devices` of its slices);
 - ``PodReason/<ns>/<name>/<t, 12 digits>/<by>``: why the pod waits, written when it changes
   (``by``: ``scheduler``, then ``cluster-autoscaler``): ``drasnap explain --pod`` reads them
   loop by loop (:func:`pod_story`);
@@ -64,3 +65,17 @@ def pod_story(state: _Reader, pod: str) -> dict[str, Any] | None:
     # At one instant the scheduler's pass comes before the loop.
     reasons.sort(key=lambda r: (r["t"], r["by"] != "scheduler"))
     return {"life": dict(life), "reasons": reasons}
+
+
+def physical_devices(slices: list[Any]) -> int:
+    """The devices a node's slices offer, each counted once: a pool with shared counters
+    (partitionable devices, whose devices overlap) by its counter sets, others device by
+    device."""
+    found = 0
+    for slice_ in slices:
+        spec = slice_.get("spec") or {}
+        if spec.get("sharedCounters"):
+            found += len(spec["sharedCounters"])
+        else:
+            found += sum(1 for d in spec.get("devices") or () if not d.get("consumesCounters"))
+    return found

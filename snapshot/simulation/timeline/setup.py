@@ -20,6 +20,7 @@ from drasnap.snapshot.simulation.timeline.records import (
     POD_LIFE,
     TEMPLATE_KIND,
     TRACE_KIND,
+    physical_devices,
     trace_key,
 )
 
@@ -72,15 +73,12 @@ def setup(
     warnings += write_groups(sim, start)
     groups = {g.name for g in start.groups}
     targets: Counter[str] = Counter()
-    for node, _slices, _pods in start.nodes:
+    for node, slices, _pods in start.nodes:
         group = group_of(node)
         if group in groups:
             targets[group] += 1
-            store.put(
-                NODE_LIFE,
-                name_of(node),
-                {"group": group, "requested": 0, "ready": 0, "deleted": None},
-            )
+            life = {"group": group, "requested": 0, "ready": 0, "published": 0, "deleted": None}
+            store.put(NODE_LIFE, name_of(node), {**life, "devices": physical_devices(slices)})
     seen: set[bytes] = set()
     for index, event in enumerate(trace.events):
         store.put(

@@ -30,12 +30,16 @@ def totals(store: _Reader, plan: TimelinePlan) -> dict[str, Any]:
     instances; ready node-hours from registration), the pods' waits, and what never ran."""
     end = plan.until_ms
     node_hours: dict[str, float] = {g: 0.0 for g in plan.groups}
+    device_hours: dict[str, float] = {g: 0.0 for g in plan.groups}
     ready_hours: dict[str, float] = {g: 0.0 for g in plan.groups}
     count_final: dict[str, int] = {g: 0 for g in plan.groups}
     for record in store.items(NODE_LIFE).values():
         group = record["group"]
         gone = end if record.get("deleted") is None else min(end, int(record["deleted"]))
         node_hours[group] += max(0, gone - int(record["requested"])) / _HOUR_MS
+        if record.get("published") is not None:  # its devices, from their publication
+            hours = max(0, gone - int(record["published"])) / _HOUR_MS
+            device_hours[group] += int(record.get("devices") or 0) * hours
         if record.get("ready") is not None:
             ready_hours[group] += max(0, gone - int(record["ready"])) / _HOUR_MS
             if record.get("deleted") is None:
@@ -60,6 +64,7 @@ def totals(store: _Reader, plan: TimelinePlan) -> dict[str, Any]:
         else None,
         "node_hours": {g: round(h, 6) for g, h in node_hours.items()},
         "ready_node_hours": {g: round(h, 6) for g, h in ready_hours.items()},
+        "device_hours": {g: round(h, 6) for g, h in device_hours.items()},
         "nodes_final": count_final,
         "pod_wait_s": {
             "p50": nearest_rank(waits, 50),

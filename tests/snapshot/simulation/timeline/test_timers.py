@@ -347,7 +347,7 @@ def test_a_node_without_its_slices_is_still_coming_for_the_cluster_autoscaler(
     # template's slices stands for it, the pod packs there, no second scale-up. The pod binds
     # once the slices come; a CPU pod at 3m binds to the real node at once (the scheduler sees
     # it as it is).
-    _o, store = run_timeline(
+    outcome, store = run_timeline(
         tmp_path,
         gpu_cluster(),
         [gpu_group("gpu")],
@@ -356,6 +356,9 @@ def test_a_node_without_its_slices_is_still_coming_for_the_cluster_autoscaler(
         slice_publish_lag="5m",
     )
     assert scale_up_times(store) == [(minutes("10s"), {"gpu": 1})]
+    # Billed from the scale-up (7m50s), its one GPU from its publication (50s).
+    assert outcome.result["node_hours"] == {"gpu": round(470 / 3600, 6)}
+    assert outcome.result["device_hours"] == {"gpu": round(50 / 3600, 6)}
     assert life(store, "default/p")["bound"] == minutes("7m10s")
     assert (life(store, "default/q")["bound"], life(store, "default/q")["node"]) == (
         minutes("3m"),
