@@ -80,7 +80,10 @@ class Relevance:
     def restricted(self, node: NodeFacts) -> bool:
         """Whether a plugin declared per node may refuse a pod on ``node`` (a taint, a
         cordon): the shortcut runs the filters there."""
-        return any(check(node) for check in self._node_checks)
+        for check in self._node_checks:  # noqa: SIM110 (a loop: see cluster_is_quiet)
+            if check(node):
+                return True
+        return False
 
     def pod_is_plain(self, pod: PodFacts, *, off_node: bool = False) -> bool:
         """Whether no plugin declared per pod can refuse ``pod`` where it has room (the
@@ -91,9 +94,9 @@ class Relevance:
         unbound copies share (``view.share_pod_facts``); a pod that names its node is asked
         afresh.
         """
-        if not off_node and pod.spec.get("nodeName"):
-            return self._quiet(pod)
-        return pod.derived(self._remembered)
+        if off_node or not pod.spec.get("nodeName"):
+            return pod.derived(self._remembered)
+        return self._quiet(pod)
 
     def cluster_is_quiet(self, cluster: ClusterView) -> bool:
         """Whether nothing placed in ``cluster`` makes a plugin matter for every pod."""
