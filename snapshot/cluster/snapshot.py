@@ -468,7 +468,9 @@ class ClusterSnapshot(Closing):
         restricted = self._nodes.restricted
         allocatable_of = self._nodes.allocatable.get
         used_on = self._pods.requested.get
-        added: dict[str, Requests] = {}  # what the planned moves add to each node
+        # What each node's pods request once the moves planned so far are made: one sum per
+        # move, not one per node tried.
+        planned: dict[str, Requests] = {}
         targets: list[str] = []
         for pod in pods:
             facts = pod_facts(pod)
@@ -480,17 +482,15 @@ class ClusterSnapshot(Closing):
                 have = allocatable_of(name)
                 if have is None or name == leaving:
                     continue
-                used = used_on(name, _NOTHING)
-                extra = added.get(name)
-                if extra is not None:
-                    used = used + extra
+                used = planned.get(name)
+                if used is None:
+                    used = used_on(name, _NOTHING)
                 if not want.fits_on(have, used):
                     continue
                 if name in restricted:
                     return False, None  # a filter may refuse pods there (taints, cordon)
                 targets.append(name)
-                count = facts.placed_requests
-                added[name] = count if extra is None else extra + count
+                planned[name] = used + facts.placed_requests
                 break
             else:
                 return True, None

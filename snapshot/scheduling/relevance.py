@@ -74,8 +74,10 @@ class Relevance:
         self._cluster_checks = tuple(
             p.relevant_for_cluster for p in per_pod if isinstance(p, ClusterSide)
         )
-        # One callable per list: the key under which each pod remembers the answer.
+        # One callable per list and case (bound methods made once): the keys under which each
+        # pod remembers its answer off its node, asked of it there or on a node.
         self._remembered: Callable[[PodFacts], bool] = self._plain_off_node
+        self._remembered_off: Callable[[PodFacts], bool] = self._quiet
 
     def restricted(self, node: NodeFacts) -> bool:
         """Whether a plugin declared per node may refuse a pod on ``node`` (a taint, a
@@ -94,7 +96,9 @@ class Relevance:
         unbound copies share (``view.share_pod_facts``); a pod that names its node is asked
         afresh.
         """
-        if off_node or not pod.spec.get("nodeName"):
+        if not pod.spec.get("nodeName"):
+            return pod.derived(self._remembered_off)  # off its node already
+        if off_node:
             return pod.derived(self._remembered)
         return self._quiet(pod)
 

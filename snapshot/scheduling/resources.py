@@ -145,13 +145,17 @@ class Requests:
         if self.scalars or self.ephemeral_storage:
             return not self._shortfalls(have, used, left_to_dra)
         # Most pods ask only cpu, memory and the pod slot: `_shortfalls`' first three tests,
-        # without building its list (this runs for every node a pod is tried on).
-        cpu, memory = self.cpu, self.memory
-        return (
-            used.pods + 1 <= have.pods
-            and (cpu <= 0 or cpu <= have.cpu - used.cpu)
-            and (memory <= 0 or memory <= have.memory - used.memory)
-        )
+        # without building its list (this runs for every node a pod is tried on). Statements,
+        # not one boolean expression: CPython specialises a comparison that a jump follows.
+        if used.pods + 1 > have.pods:
+            return False
+        cpu = self.cpu
+        if cpu > 0 and cpu > have.cpu - used.cpu:
+            return False
+        memory = self.memory
+        if memory > 0 and memory > have.memory - used.memory:  # noqa: SIM103
+            return False
+        return True
 
     def shortfalls(
         self, have: Requests, used: Requests, left_to_dra: AbstractSet[str] = frozenset()
