@@ -402,7 +402,6 @@ class ClusterSnapshot(Closing):
         # device, are skipped with the cheap checks first: this loop runs for every node, and
         # the filters run only on the nodes that pass them.
         want = facts.requests
-        room = want.cpu_memory_pods  # the scalars may be DRA's: the filters check them
         cpu, memory = want.cpu, want.memory
         allocatable_of = self._nodes.allocatable.get
         slices_of = self._nodes.slices.get
@@ -426,7 +425,8 @@ class ClusterSnapshot(Closing):
             have = allocatable_of(node_name)
             if have is None:
                 continue  # no such node
-            if not room.fits_on(have, used_on(node_name, _NOTHING)):
+            # room_on, not fits_on: the scalars may be DRA's, the filters check them
+            if not want.room_on(have, used_on(node_name, _NOTHING)):
                 continue
             if check_devices:
                 local = slices_of(node_name)
@@ -553,10 +553,10 @@ class ClusterSnapshot(Closing):
         have = self._nodes.allocatable.get(placed.node)
         if key != placed.pod or key in self._pods.node_of or have is None:
             raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
-        room = pod_facts(pod).requests.cpu_memory_pods
+        want = pod_facts(pod).requests
         used = self._pods.requested.get(placed.node, _NOTHING)
         taken = self.dra.resource_claims.allocated_devices_view()
-        if not room.fits_on(have, used) or any(
+        if not want.room_on(have, used) or any(
             (r.get("driver"), r.get("pool"), r.get("device")) in taken
             for _, allocation in placed.placement.allocations
             for r in (allocation.get("devices") or {}).get("results") or ()

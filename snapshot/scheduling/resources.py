@@ -111,14 +111,6 @@ class Requests:
         """True when nothing but cpu, memory and the pod count is asked (the fast path)."""
         return not self.scalars and not self.ephemeral_storage
 
-    @property
-    def cpu_memory_pods(self) -> Requests:
-        """These requests without ephemeral storage and scalar resources: what a node check
-        that does not know which scalars DRA provides can ask `fits_on` about."""
-        if not self.scalars and not self.ephemeral_storage:  # only_cpu_memory, without a call
-            return self
-        return Requests(self.cpu, self.memory, pods=self.pods)
-
     def scalar(self, name: str) -> int:
         return self.scalars.get(name, 0)
 
@@ -144,9 +136,16 @@ class Requests:
         """
         if self.scalars or self.ephemeral_storage:
             return not self._shortfalls(have, used, left_to_dra)
-        # Most pods ask only cpu, memory and the pod slot: `_shortfalls`' first three tests,
-        # without building its list (this runs for every node a pod is tried on). Statements,
-        # not one boolean expression: CPython specialises a comparison that a jump follows.
+        return self.room_on(have, used)  # most pods: `_shortfalls` without building its list
+
+    def room_on(self, have: Requests, used: Requests) -> bool:
+        """`fits_on` of the pod slot, cpu and memory alone: what a node check that does not
+        know which scalar resources DRA provides asks (the filters check the rest).
+
+        `_shortfalls`' first three tests (tests/snapshot/scheduling/test_resources.py keeps
+        them one rule), as statements: CPython specialises a comparison a jump follows, and
+        this runs for every node a pod is tried on.
+        """
         if used.pods + 1 > have.pods:
             return False
         cpu = self.cpu
@@ -170,7 +169,7 @@ class Requests:
     ) -> list[str]:
         # A list, not a generator: `fits_on` asks this for every node a pod asking more than
         # cpu and memory is tried on, and the list is empty then. Its first three tests are
-        # `fits_on`'s own (tests/snapshot/scheduling/test_resources.py keeps them one rule).
+        # `room_on`'s.
         short = []
         if used.pods + 1 > have.pods:
             short.append(PODS)

@@ -230,6 +230,10 @@ def _parse_pod(pod: KubeObject) -> PodFacts:
 
 def pod_facts(pod: KubeObject) -> PodFacts:
     """The parsed pod, remembered by identity."""
+    hit = _PODS.get(id(pod))  # `remember`'s hit, without its call: asked often per pod
+    if hit is not None and hit[0] is pod:
+        facts: PodFacts = hit[1]
+        return facts
     return remember(_PODS, pod, _parse_pod)
 
 

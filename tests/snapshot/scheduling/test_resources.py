@@ -1,7 +1,8 @@
 """`Requests.fits_on` and `Requests.shortfalls`: one rule, upstream's ``fitsRequest``.
 
-``fits_on`` answers pods that ask only cpu and memory without building ``shortfalls``' list;
-these cases keep the two one rule (hand-derived: a node of 1000m cpu, 100 bytes, 3 pods).
+``fits_on`` answers pods that ask only cpu and memory with ``room_on`` (the pod slot, cpu and
+memory), without building ``shortfalls``' list; these cases keep the three one rule
+(hand-derived: a node of 1000m cpu, 100 bytes, 3 pods).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ HAVE = Requests(cpu=1000, memory=100, pods=3)
 def test_fits_on_is_no_shortfall(want: Requests, used: Requests, short: tuple[str, ...]) -> None:
     assert want.shortfalls(HAVE, used) == short
     assert want.fits_on(HAVE, used) is (not short)
+    room_short = {"pods", "cpu", "memory"} & set(short)  # what room_on checks
+    assert want.room_on(HAVE, used) is (not room_short)
 
 
 def test_fits_on_agrees_with_shortfalls_on_every_small_case() -> None:
@@ -56,3 +59,4 @@ def test_fits_on_agrees_with_shortfalls_on_every_small_case() -> None:
         want = Requests(cpu=cpu, memory=memory)
         used = Requests(cpu=used_cpu, memory=used_memory, pods=used_pods)
         assert want.fits_on(have, used) is (not want.shortfalls(have, used)), (want, used)
+        assert want.room_on(have, used) is want.fits_on(have, used), (want, used)
