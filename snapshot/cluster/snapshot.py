@@ -316,7 +316,7 @@ class ClusterSnapshot(Closing):
         # an error above leaves the DRA changes (no rollback) but not the node.
         self._store.put(NODE_KIND, name, node)
         for bound in placed:
-            self._put_pod(bound)
+            self._put_pod(bound, key_of(bound))
 
     def update_node(self, node: KubeObject) -> None:
         """Replace a tracked node's object (a taint added, a label changed), its slices and
@@ -402,7 +402,6 @@ class ClusterSnapshot(Closing):
         # device, are skipped with the cheap checks first: this loop runs for every node, and
         # the filters run only on the nodes that pass them.
         want = facts.requests
-        room = want.cpu_memory_pods  # the scalars may be DRA's: the filters check them
         cpu, memory = want.cpu, want.memory
         allocatable_of = self._nodes.allocatable.get
         slices_of = self._nodes.slices.get
@@ -426,7 +425,8 @@ class ClusterSnapshot(Closing):
             have = allocatable_of(node_name)
             if have is None:
                 continue  # no such node
-            if not room.fits_on(have, used_on(node_name, _NOTHING)):
+            # room_on, not fits_on: the scalars may be DRA's, the filters check them
+            if not want.room_on(have, used_on(node_name, _NOTHING)):
                 continue
             if check_devices:
                 local = slices_of(node_name)
@@ -468,7 +468,9 @@ class ClusterSnapshot(Closing):
         restricted = self._nodes.restricted
         allocatable_of = self._nodes.allocatable.get
         used_on = self._pods.requested.get
-        added: dict[str, Requests] = {}  # what the planned moves add to each node
+        # What each node's pods request once the moves planned so far are made: one sum per
+        # move, not one per node tried.
+        planned: dict[str, Requests] = {}
         targets: list[str] = []
         for pod in pods:
             facts = pod_facts(pod)
@@ -480,17 +482,15 @@ class ClusterSnapshot(Closing):
                 have = allocatable_of(name)
                 if have is None or name == leaving:
                     continue
-                used = used_on(name, _NOTHING)
-                extra = added.get(name)
-                if extra is not None:
-                    used = used + extra
+                used = planned.get(name)
+                if used is None:
+                    used = used_on(name, _NOTHING)
                 if not want.fits_on(have, used):
                     continue
                 if name in restricted:
                     return False, None  # a filter may refuse pods there (taints, cordon)
                 targets.append(name)
-                count = facts.placed_requests
-                added[name] = count if extra is None else extra + count
+                planned[name] = used + facts.placed_requests
                 break
             else:
                 return True, None
@@ -518,7 +518,7 @@ class ClusterSnapshot(Closing):
             ):
                 # Rebound straight to its new node: an unbound copy in between would live on
                 # in the facts cache (snapshot.scheduling.view) long after the move.
-                self._put_pod(_bound(pod, name_of(node)))
+                self._put_pod(_bound(pod, name_of(node)), facts.key)
                 return
             # What unschedule_pod returns for such a pod: nothing else of it changes.
             pod = without_extended_claim_status(_unbound(pod))
@@ -553,17 +553,17 @@ class ClusterSnapshot(Closing):
         have = self._nodes.allocatable.get(placed.node)
         if key != placed.pod or key in self._pods.node_of or have is None:
             raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
-        room = pod_facts(pod).requests.cpu_memory_pods
+        want = pod_facts(pod).requests
         used = self._pods.requested.get(placed.node, _NOTHING)
         taken = self.dra.resource_claims.allocated_devices_view()
-        if not room.fits_on(have, used) or any(
+        if not want.room_on(have, used) or any(
             (r.get("driver"), r.get("pool"), r.get("device")) in taken
             for _, allocation in placed.placement.allocations
             for r in (allocation.get("devices") or {}).get("results") or ()
         ):
             raise SchedulingError(f"pod {key}: its recorded placement on {placed.node} is stale")
         if placed.bound is not None and placed.bound[0] is pod:
-            self._put_pod(placed.bound[1])  # what _apply would write, made once already
+            self._put_pod(placed.bound[1], key)  # what _apply would write, made once already
             return
         self._apply(pod, placed.placement)
 
@@ -622,8 +622,10 @@ class ClusterSnapshot(Closing):
         if key is not None and self._store.get(CLAIM_KIND, key) is not None:
             self._store.delete(CLAIM_KIND, key)
 
-    def _put_pod(self, pod: KubeObject) -> None:
-        self._store.put(POD_KIND, key_of(pod), pod)
+    def _put_pod(self, pod: KubeObject, key: str) -> None:
+        """Write ``pod`` under ``key``, its `key_of`: every caller has it already (a pod is
+        written once per placement, and the key is read from its metadata each time)."""
+        self._store.put(POD_KIND, key, pod)
 
     def _cycle(
         self, pod: KubeObject, prepared: PreparedPod | None = None
@@ -694,14 +696,15 @@ class ClusterSnapshot(Closing):
 
     def _apply(self, pod: KubeObject, placement: Placement) -> None:
         node_name = name_of(placement.node)
+        key = key_of(pod)  # the bound pod's too
         if self._recorded is not None:
             plain = not placement.allocations and placement.extended is None
             if plain and not (pod.get("spec") or {}).get("resourceClaims"):
                 bound = _bound(pod, node_name)
-                self._recorded.append(Placed(key_of(pod), node_name, placement, (pod, bound)))
-                self._put_pod(bound)
+                self._recorded.append(Placed(key, node_name, placement, (pod, bound)))
+                self._put_pod(bound, key)
                 return
-            self._recorded.append(Placed(key_of(pod), node_name, placement))
+            self._recorded.append(Placed(key, node_name, placement))
         allocated: dict[str, KubeObject] = {}
         for claim, allocation in placement.allocations:
             status = dict(claim.get("status") or {})
@@ -723,7 +726,7 @@ class ClusterSnapshot(Closing):
             except ReservationError as exc:
                 raise SchedulingError(str(exc)) from exc  # allocations stay: upstream's TODO
             self._verify_claims(bound, placement.node)
-        self._put_pod(bound)
+        self._put_pod(bound, key)
 
     def _verify_claims(self, pod: KubeObject, node: KubeObject) -> None:
         node_name = name_of(node)

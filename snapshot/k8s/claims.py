@@ -54,8 +54,10 @@ def pod_identity(pod: Mapping[str, Any]) -> tuple[str, str, str]:
     Raises:
         ObjectValidationError: no ``metadata.name`` string, or a UID that is not a string.
     """
-    metadata = pod.get("metadata") if isinstance(pod, Mapping) else None
-    if not isinstance(metadata, Mapping):
+    # Plain dicts first (as in kinds.key_of): this runs several times per pod placed, and
+    # ``isinstance(x, Mapping)`` is an ABC check, slower than the rest of the function.
+    metadata = pod.get("metadata") if type(pod) is dict or isinstance(pod, Mapping) else None
+    if type(metadata) is not dict and not isinstance(metadata, Mapping):
         metadata = {}
     name = metadata.get("name")
     uid = metadata.get("uid")

@@ -74,13 +74,18 @@ class Relevance:
         self._cluster_checks = tuple(
             p.relevant_for_cluster for p in per_pod if isinstance(p, ClusterSide)
         )
-        # One callable per list: the key under which each pod remembers the answer.
+        # One callable per list and case (bound methods made once): the keys under which each
+        # pod remembers its answer off its node, asked of it there or on a node.
         self._remembered: Callable[[PodFacts], bool] = self._plain_off_node
+        self._remembered_off: Callable[[PodFacts], bool] = self._quiet
 
     def restricted(self, node: NodeFacts) -> bool:
         """Whether a plugin declared per node may refuse a pod on ``node`` (a taint, a
         cordon): the shortcut runs the filters there."""
-        return any(check(node) for check in self._node_checks)
+        for check in self._node_checks:  # noqa: SIM110 (a loop: see cluster_is_quiet)
+            if check(node):
+                return True
+        return False
 
     def pod_is_plain(self, pod: PodFacts, *, off_node: bool = False) -> bool:
         """Whether no plugin declared per pod can refuse ``pod`` where it has room (the
@@ -91,9 +96,11 @@ class Relevance:
         unbound copies share (``view.share_pod_facts``); a pod that names its node is asked
         afresh.
         """
-        if not off_node and pod.spec.get("nodeName"):
-            return self._quiet(pod)
-        return pod.derived(self._remembered)
+        if not pod.spec.get("nodeName"):
+            return pod.derived(self._remembered_off)  # off its node already
+        if off_node:
+            return pod.derived(self._remembered)
+        return self._quiet(pod)
 
     def cluster_is_quiet(self, cluster: ClusterView) -> bool:
         """Whether nothing placed in ``cluster`` makes a plugin matter for every pod."""

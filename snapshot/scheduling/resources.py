@@ -111,14 +111,6 @@ class Requests:
         """True when nothing but cpu, memory and the pod count is asked (the fast path)."""
         return not self.scalars and not self.ephemeral_storage
 
-    @property
-    def cpu_memory_pods(self) -> Requests:
-        """These requests without ephemeral storage and scalar resources: what a node check
-        that does not know which scalars DRA provides can ask `fits_on` about."""
-        if self.only_cpu_memory:
-            return self
-        return Requests(self.cpu, self.memory, pods=self.pods)
-
     def scalar(self, name: str) -> int:
         return self.scalars.get(name, 0)
 
@@ -142,7 +134,27 @@ class Requests:
         >>> Requests().fits_on(have, Requests(pods=2))
         False
         """
-        return not self._shortfalls(have, used, left_to_dra)
+        if self.scalars or self.ephemeral_storage:
+            return not self._shortfalls(have, used, left_to_dra)
+        return self.room_on(have, used)  # most pods: `_shortfalls` without building its list
+
+    def room_on(self, have: Requests, used: Requests) -> bool:
+        """`fits_on` of the pod slot, cpu and memory alone: what a node check that does not
+        know which scalar resources DRA provides asks (the filters check the rest).
+
+        `_shortfalls`' first three tests (tests/snapshot/scheduling/test_resources.py keeps
+        them one rule), as statements: CPython specialises a comparison a jump follows, and
+        this runs for every node a pod is tried on.
+        """
+        if used.pods + 1 > have.pods:
+            return False
+        cpu = self.cpu
+        if cpu > 0 and cpu > have.cpu - used.cpu:
+            return False
+        memory = self.memory
+        if memory > 0 and memory > have.memory - used.memory:  # noqa: SIM103
+            return False
+        return True
 
     def shortfalls(
         self, have: Requests, used: Requests, left_to_dra: AbstractSet[str] = frozenset()
@@ -155,8 +167,9 @@ class Requests:
     def _shortfalls(
         self, have: Requests, used: Requests, left_to_dra: AbstractSet[str]
     ) -> list[str]:
-        # A list, not a generator: `fits_on` asks this for every node a pod is tried on, and
-        # the list is empty then.
+        # A list, not a generator: `fits_on` asks this for every node a pod asking more than
+        # cpu and memory is tried on, and the list is empty then. Its first three tests are
+        # `room_on`'s.
         short = []
         if used.pods + 1 > have.pods:
             short.append(PODS)

@@ -230,6 +230,10 @@ def _parse_pod(pod: KubeObject) -> PodFacts:
 
 def pod_facts(pod: KubeObject) -> PodFacts:
     """The parsed pod, remembered by identity."""
+    hit = _PODS.get(id(pod))  # `remember`'s hit, without its call: asked often per pod
+    if hit is not None and hit[0] is pod:
+        facts: PodFacts = hit[1]
+        return facts
     return remember(_PODS, pod, _parse_pod)
 
 
@@ -323,7 +327,8 @@ def off_node(pod: PodFacts) -> PodFacts:
     derived from it shared (it does not depend on the node name, see `share_pod_facts`).
 
     Not remembered as the pod's facts: nothing but the caller holds the copy made."""
-    spec = {k: v for k, v in pod.spec.items() if k != "nodeName"}
+    spec = dict(pod.spec)  # a copy in C, not a comprehension: asked of every pod moved
+    spec.pop("nodeName", None)
     return PodFacts(
         pod={**pod.pod, "spec": spec},
         key=pod.key,

@@ -35,13 +35,14 @@ GROUP_KIND = "NodeGroup"
 
 def setup(sim: RunContext, cluster: StartingObjects, settings: dict[str, Any]) -> ScaleUpPlan:
     """Write the starting state; returns the run's plan."""
-    for pod in cluster.pending:
-        sim.store.put(PENDING_KIND, key_of(pod), pod)
+    pending = [key_of(pod) for pod in cluster.pending]
+    for key, pod in zip(pending, cluster.pending, strict=True):
+        sim.store.put(PENDING_KIND, key, pod)
     for group in cluster.groups:
         sim.store.put(GROUP_KIND, group.name, {"node": group.node, "slices": group.slices})
     return ScaleUpPlan(
         settings,
-        pending=[key_of(p) for p in cluster.pending],
+        pending=pending,
         groups=[g.name for g in cluster.groups],
     )
 

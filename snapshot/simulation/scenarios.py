@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from drasnap.snapshot.simulation import autoscale_config, scale_down, scale_up
-from drasnap.snapshot.simulation.autoscale import loop, records
+from drasnap.snapshot.simulation import scale_down, scale_up
 from drasnap.snapshot.simulation.inputs import StartingObjects
 from drasnap.snapshot.simulation.plans import (
     AutoscalePlan,
@@ -87,20 +86,33 @@ class ScaleDown(_FromStart):
 
 
 class Autoscale:
-    """One cluster-autoscaler loop on a given cluster (:mod:`snapshot.simulation.autoscale`)."""
+    """One cluster-autoscaler loop on a given cluster (:mod:`snapshot.simulation.autoscale`).
+
+    Its engine (the autoscale package and the autoscaler's expanders, estimator, drain and
+    utilization) is imported when an autoscale run asks for it: a scale-up or scale-down run
+    never loads it.
+    """
 
     name = AutoscalePlan.scenario
 
     def configure(self, start: StartingObjects, settings: Settings) -> StartingObjects:
+        from drasnap.snapshot.simulation import autoscale_config
+
         return autoscale_config.configure(start, settings)
 
     def setup(self, sim: RunContext, start: StartingObjects, settings: Settings) -> AutoscalePlan:
+        from drasnap.snapshot.simulation.autoscale import loop
+
         return loop.setup(sim, start, settings.record())
 
     def run(self, sim: RunContext, plan: AutoscalePlan) -> dict[str, Any]:
+        from drasnap.snapshot.simulation.autoscale import loop
+
         return loop.run(sim, plan)
 
     def result(self, sim: RunContext, results: dict[str, Any]) -> dict[str, Any]:
+        from drasnap.snapshot.simulation.autoscale import records
+
         plan = plan_of(sim.plan() or {})
         assert isinstance(plan, AutoscalePlan)  # the result of the run this plan set up
         found = records.decisions(sim.store, plan)
@@ -115,6 +127,7 @@ class Timeline:
     name = TimelinePlan.scenario
 
     def configure(self, start: StartingObjects, settings: Settings) -> StartingObjects:
+        from drasnap.snapshot.simulation import autoscale_config
         from drasnap.snapshot.simulation.timeline.trace_input import read_trace
 
         start = autoscale_config.configure(start, settings)

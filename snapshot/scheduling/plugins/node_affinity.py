@@ -44,7 +44,8 @@ class NodeAffinity:
 
     def relevant_for_pod(self, pod: PodFacts) -> bool:
         """A pod with a node selector or required node affinity (PreFilter skips the rest)."""
-        if not pod.spec.get("nodeSelector") and not pod.spec.get("affinity"):
+        spec = pod.spec
+        if not spec.get("nodeSelector") and not spec.get("affinity"):
             return False  # most pods: answered without parsing
         return not pod.derived(required_node_affinity).empty
 

@@ -106,7 +106,8 @@ class NodeResourcesFit:
     def relevant_for_pod(self, pod: PodFacts) -> bool:
         """For a pod asking only cpu, memory and a pod slot, Filter is `Requests.fits_on` of
         its requests: having room is all it checks. Any other resource may be DRA's."""
-        return not pod.requests.only_cpu_memory
+        requests = pod.requests
+        return bool(requests.scalars or requests.ephemeral_storage)  # not only_cpu_memory
 
     def __init__(self, dra_resource_names: Callable[[], AbstractSet[str]] = frozenset) -> None:
         self._dra_resource_names = dra_resource_names
