@@ -517,6 +517,10 @@ def simulate_cmd(
     seq --from-at): its objects are written once, as List files, beside the simulation's
     database (SIMDB.from/NAME-at-SEQ/), and read as --from reads a folder.
 
+    --trace-from-db REC (timeline, instead of --from and --trace) replays a recording: the run
+    starts from its capture, and the pods created and deleted after it are the trace
+    (docs/traces.md, "A recorded cluster").
+
     Example:
 
         drasnap simulate scale-up sim.db --pods 400 --json

@@ -202,3 +202,56 @@ def test_a_timeline_runs_from_the_recording(tmp_path: Path, clock: Clock) -> Non
         event(store, clock, 109.0, "Pod", ns(pod("p9", "1")))
     changed = CliRunner().invoke(cli, [*args, str(groups), "--name", "run", "--resume"])
     assert changed.exit_code != 0 and "source_digest" in changed.output
+
+
+def test_the_recorded_trace_as_a_resume_command_names_it(tmp_path: Path, clock: Clock) -> None:
+    """A run's resume command (its settings as options) names the trace ``--trace
+    recorded:NAME@DB`` and the start ``--from FOLDER``: that spelling continues the run."""
+    db = tmp_path / "rec.db"
+    record(db, clock)
+    groups = tmp_path / "groups.yaml"
+    groups.write_text(yaml.safe_dump({"nodeGroups": [group_entry("cpu", 4)]}))
+    sim = str(tmp_path / "sim.db")
+    first = ["simulate", "timeline", sim, "--trace-from-db", str(db), "--node-groups", str(groups)]
+    result = CliRunner().invoke(cli, [*first, "--name", "run", "--json"])
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "sim.db.from" / "record-at-5"
+    trace = recorded_source(str(db.resolve()), "record")
+    again = ["simulate", "timeline", sim, "--from", str(folder), "--trace", trace]
+    resumed = CliRunner().invoke(
+        cli, [*again, "--node-groups", str(groups), "--name", "run", "--resume", "--json"]
+    )
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["state_digest"] == json.loads(result.stdout)["state_digest"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--trace-from-name", "x"], "--trace-from-name goes with --trace-from-db"),
+        (["--trace-from-db", "REC", "--trace", "gen:rate=1/m"], "leave out --trace"),
+        (["--trace-from-db", "REC", "--trace-from-name", "other"], "no store named 'other'"),
+    ],
+)
+def test_refusals_are_one_line_and_leave_no_database(
+    tmp_path: Path, clock: Clock, args: list[str], expected: str
+) -> None:
+    db = tmp_path / "rec.db"
+    record(db, clock)
+    sim = tmp_path / "sim.db"
+    given = [str(db) if a == "REC" else a for a in args]
+    result = CliRunner().invoke(cli, ["simulate", "timeline", str(sim), *given])
+    assert result.exit_code != 0
+    errors = [line for line in result.output.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1 and expected in errors[0], result.output
+    assert not sim.exists()
+
+
+def test_another_scenario_does_not_take_a_recorded_trace(tmp_path: Path, clock: Clock) -> None:
+    db = tmp_path / "rec.db"
+    record(db, clock)
+    result = CliRunner().invoke(
+        cli, ["simulate", "autoscale", str(tmp_path / "sim.db"), "--trace-from-db", str(db)]
+    )
+    assert result.exit_code != 0
+    assert "--trace-from-db does not apply to autoscale" in result.output
