@@ -529,14 +529,14 @@ def simulate_cmd(
     _refuse_what_the_scenario_does_not_take(ctx, scenario, groups_file is not None)
     if from_db is None and (from_at is not None or _given(ctx, "from_name")):
         raise click.UsageError("--from-name and --from-at go with --from-db")
-    if from_db is not None:
+    if trace_from_db is not None or _given(ctx, "trace_from_name"):
+        source, trace = _recorded_trace(
+            scenario, trace_from_db, trace_from_name, source or from_db, trace, db or DEFAULT_DB
+        )
+    elif from_db is not None:
         if source is not None:
             raise click.UsageError("give --from or --from-db, not both")
         source = _recorded_state(from_db, from_name, from_at, db or DEFAULT_DB)
-    if trace_from_db is not None or _given(ctx, "trace_from_name"):
-        source, trace = _recorded_trace(
-            scenario, trace_from_db, trace_from_name, source, trace, db or DEFAULT_DB
-        )
     extra: dict[str, Any] = {}
     ca_flags = {name: flags[name] for name in CA_FLAGS}
     if scenario in ON_GIVEN_CLUSTER:
@@ -791,7 +791,7 @@ def _recorded_trace(
     scenario: str,
     rec: str | None,
     name: str,
-    source: Path | None,
+    source: Path | str | None,
     trace: str | None,
     sim_db: str,
 ) -> tuple[Path, str]:

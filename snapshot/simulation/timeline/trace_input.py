@@ -48,6 +48,7 @@ def read_trace(start: StartingObjects, settings: Settings) -> Any:
         _first, trace = read_recorded(
             db, name, classes=classes, existing=existing, features=settings.feature_gates
         )
+        start.notes.extend(trace.notes)  # (what it left out or changed: said before the run)
         return trace
     return read_jsonl(
         Path(settings.trace),

@@ -184,6 +184,7 @@ def test_a_timeline_runs_from_the_recording(tmp_path: Path, clock: Clock) -> Non
     result = CliRunner().invoke(cli, [*args, str(groups), "--name", "run", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
+    assert "note: 1 pod(s) of the recording 'record'" in result.output  # p2, bound when created
     # The run started from the capture (the state --from-db --from-at 5 gives): n1 running a.
     assert (tmp_path / "sim.db.from" / "record-at-5").is_dir()
     # The last event at 7 s, plus an hour, rounded up to the 10 s scan interval.
@@ -231,6 +232,7 @@ def test_the_recorded_trace_as_a_resume_command_names_it(tmp_path: Path, clock: 
         (["--trace-from-name", "x"], "--trace-from-name goes with --trace-from-db"),
         (["--trace-from-db", "REC", "--trace", "gen:rate=1/m"], "leave out --trace"),
         (["--trace-from-db", "REC", "--trace-from-name", "other"], "no store named 'other'"),
+        (["--trace-from-db", "REC", "--from-db", "REC"], "leave out --trace, --from and --from-db"),
     ],
 )
 def test_refusals_are_one_line_and_leave_no_database(
@@ -244,7 +246,7 @@ def test_refusals_are_one_line_and_leave_no_database(
     assert result.exit_code != 0
     errors = [line for line in result.output.splitlines() if line.startswith("Error")]
     assert len(errors) == 1 and expected in errors[0], result.output
-    assert not sim.exists()
+    assert not sim.exists() and not (tmp_path / "sim.db.from").exists()
 
 
 def test_another_scenario_does_not_take_a_recorded_trace(tmp_path: Path, clock: Clock) -> None:
