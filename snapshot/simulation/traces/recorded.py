@@ -122,8 +122,10 @@ def read_recorded(
     if existing is None:
         existing = {ident for ident in live if ident[0] != _CLASS_KIND}
     builder = _Builder(f"recording {name!r} in {db}", classes, existing, features)
+    t_ms = 0
     for record in (r for r in writes if r.seq > first and r.kind != _CLASS_KIND):
-        t_ms = max(0, round((record.ts - t0) * 1000))
+        # (never back in time, should the recorder's wall clock have stepped back)
+        t_ms = max(t_ms, round((record.ts - t0) * 1000))
         builder.add(record, t_ms, live)
     events = builder.finish()
     body = [first, [[e.t_ms, e.op, e.kind, e.key, e.object] for e in events]]

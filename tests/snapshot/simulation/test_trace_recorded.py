@@ -257,3 +257,15 @@ def test_another_scenario_does_not_take_a_recorded_trace(tmp_path: Path, clock: 
     )
     assert result.exit_code != 0
     assert "--trace-from-db does not apply to autoscale" in result.output
+
+
+def test_a_wall_clock_stepped_back_never_moves_an_event_back(tmp_path: Path, clock: Clock) -> None:
+    db = tmp_path / "rec.db"
+    with Store.open(db, name="record") as store:
+        store.fork("capture: 1 objects")
+        store.put("Node", "n1", node("n1", "cpu", 4))
+        store.commit()  # at 100 s
+        event(store, clock, 102.0, "Pod", P1)
+        event(store, clock, 101.0, "Pod", ns(pod("late", "1")))  # the clock stepped back 1 s
+    _first, trace = read_recorded(str(db), "record")
+    assert [(e.t_ms, e.key) for e in trace.events] == [(2000, "default/p1"), (2000, "default/late")]
