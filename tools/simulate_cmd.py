@@ -39,6 +39,7 @@ from drasnap.snapshot.simulation import (
     LIMITS,
     NO_DRA_SIZES,
     ON_GIVEN_CLUSTER,
+    RECORDED,
     SCORING,
     TIMELINE_CHOICES,
     TIMELINE_FLAGS,
@@ -128,7 +129,7 @@ class _Trace(click.ParamType[str, Any]):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = str(value)
-        if text.startswith("gen:"):
+        if text.startswith(("gen:", RECORDED)):  # (recorded: as a resume command gives it)
             return text
         prefix = ALIBABA if text.startswith(ALIBABA) else ""
         path = Path(text[len(prefix) :])
@@ -379,6 +380,20 @@ def _same_flag_value(value: str, default: str) -> bool:
     "(gen:rate=2/m,until=1h,shape=cpu:1/mem:2Gi/gpu:1,runs=20m: README, Timelines).",
 )
 @click.option(
+    "--trace-from-db",
+    metavar="REC",
+    help="timeline: the workload and the starting cluster of a recording (drasnap record) in "
+    "this database: the run starts from its first state, and the pods created and deleted "
+    "after it are the trace (docs/traces.md).",
+)
+@click.option(
+    "--trace-from-name",
+    default="record",
+    show_default=True,
+    metavar="NAME",
+    help="With --trace-from-db: the recording (named store).",
+)
+@click.option(
     "--trace-nodes",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="timeline, --trace alibaba-gpu-v2023:PODS.csv: the trace's node list (one node group "
@@ -456,6 +471,8 @@ def simulate_cmd(
     resume: bool,
     checkpoint_every: float,
     trace: str | None,
+    trace_from_db: str | None,
+    trace_from_name: str,
     trace_nodes: Path | None,
     gpu_sharing: str,
     pending_rows: str,
@@ -500,16 +517,23 @@ def simulate_cmd(
     seq --from-at): its objects are written once, as List files, beside the simulation's
     database (SIMDB.from/NAME-at-SEQ/), and read as --from reads a folder.
 
+    --trace-from-db REC (timeline, instead of --from and --trace) replays a recording: the run
+    starts from its capture, and the pods created and deleted after it are the trace
+    (docs/traces.md, "A recorded cluster").
+
     Example:
 
         drasnap simulate scale-up sim.db --pods 400 --json
     """
     groups_file = node_groups if isinstance(node_groups, Path) else None
     _refuse_what_the_scenario_does_not_take(ctx, scenario, groups_file is not None)
-    named = ctx.get_parameter_source("from_name") not in (ParameterSource.DEFAULT, None)
-    if from_db is None and (from_at is not None or named):
+    if from_db is None and (from_at is not None or _given(ctx, "from_name")):
         raise click.UsageError("--from-name and --from-at go with --from-db")
-    if from_db is not None:
+    if trace_from_db is not None or _given(ctx, "trace_from_name"):
+        source, trace = _recorded_trace(
+            scenario, trace_from_db, trace_from_name, source or from_db, trace, db or DEFAULT_DB
+        )
+    elif from_db is not None:
         if source is not None:
             raise click.UsageError("give --from or --from-db, not both")
         source = _recorded_state(from_db, from_name, from_at, db or DEFAULT_DB)
@@ -563,8 +587,10 @@ def simulate_cmd(
                 digest,
                 str(groups_file) if groups_file else None,
                 str(expander_priorities) if expander_priorities else None,
-                trace if trace and not trace.startswith("gen:") else None,
+                trace if trace and not trace.startswith(("gen:", RECORDED)) else None,
             )
+        if trace is not None and trace.startswith(RECORDED):  # its events, as a file's bytes
+            digest = files_digest(f"{digest}/{_recorded_digest(trace)}")
         settings = dataclasses.replace(settings, source_digest=digest)
     elif settings.cluster_from_trace and trace is not None:  # the trace's files are the input
         digest = files_digest("", trace[len(ALIBABA) :], str(trace_nodes) if trace_nodes else None)
@@ -755,6 +781,55 @@ def _hints(db: str, name: str) -> None:
     click.echo(
         f"Look at run {name!r}{where}:\n" + "\n".join(f"  {line}" for line in lines), err=True
     )
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+
+
+def _recorded_trace(
+    scenario: str,
+    rec: str | None,
+    name: str,
+    source: Path | str | None,
+    trace: str | None,
+    sim_db: str,
+) -> tuple[Path, str]:
+    """``--trace-from-db``: the folder of the recording's first state (as ``--from-db REC
+    --from-at SEQ`` writes it), and the ``--trace`` value naming the recording."""
+    from drasnap.snapshot.simulation import read_recorded, recorded_source
+
+    if rec is None:
+        raise click.UsageError("--trace-from-name goes with --trace-from-db")
+    if scenario != "timeline":
+        raise click.UsageError(f"--trace-from-db does not apply to {scenario}: timeline takes it")
+    if trace is not None or source is not None:
+        raise click.UsageError(
+            "--trace-from-db gives both the trace and the starting cluster: leave out --trace, "
+            "--from and --from-db"
+        )
+    if _has_password(rec):
+        # The run records where its trace came from, and prints it in its resume command.
+        raise click.UsageError(
+            "--trace-from-db: give a database whose URL holds no password (the run records it)"
+        )
+    if "://" not in rec:  # a file: named absolutely, so a resume from elsewhere finds it
+        rec = str(Path(rec).resolve())
+    try:
+        first, _trace = read_recorded(rec, name)
+    except ScenarioError as exc:
+        raise CommandError(str(exc)) from exc
+    return _recorded_state(rec, name, first, sim_db), recorded_source(rec, name)
+
+
+def _recorded_digest(trace: str) -> str:
+    """The digest of a recorded trace's events (a resumed run must read the same)."""
+    from drasnap.snapshot.simulation import read_recorded, split_source
+
+    try:
+        return read_recorded(*split_source(trace))[1].digest
+    except ScenarioError as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def _recorded_state(from_db: str, name: str, at: int | None, sim_db: str) -> Path:

@@ -29,6 +29,7 @@ from .settings import (
     LIMITS,
     NO_DRA_SIZES,
     ON_GIVEN_CLUSTER,
+    RECORDED,
     SCENARIOS,
     SCORING,
     TIMELINE_CHOICES,
@@ -56,6 +57,7 @@ from .sweep import (
     with_index,
 )
 from .timeline.records import pod_story
+from .traces.recorded import read_recorded, recorded_source, split_source
 
 __all__ = [
     "ALIBABA",
@@ -67,6 +69,7 @@ __all__ = [
     "NO_DRA_SIZES",
     "ON_GIVEN_CLUSTER",
     "PLAN_KEY",
+    "RECORDED",
     "RUN_KEY",
     "SCENARIOS",
     "SCENARIO_COLUMNS",
@@ -108,12 +111,15 @@ __all__ = [
     "parse_duration",
     "pod_story",
     "prepare",
+    "read_recorded",
+    "recorded_source",
     "refused_settings",
     "run_point",
     "run_sweep",
     "settings_options",
     "simulate",
     "source_digest",
+    "split_source",
     "with_index",
     "write_state",
 ]

@@ -527,6 +527,9 @@ _SWEEP_SETTINGS = ("extra_manifests", "sweep")
 
 #: ``--trace alibaba-gpu-v2023:PODS.csv``: Alibaba's GPU trace (docs/traces.md).
 ALIBABA = "alibaba-gpu-v2023:"
+#: ``--trace recorded:NAME@DB``: a recording's pods (``--trace-from-db``;
+#: snapshot.simulation.traces.recorded).
+RECORDED = "recorded:"
 _STARTUP_MS = 15 * 60_000  # CA's --max-node-startup-time (not settable: UNMODELLED_CA_FLAGS)
 
 

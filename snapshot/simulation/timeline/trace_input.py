@@ -15,6 +15,7 @@ from drasnap.snapshot.simulation.traces.alibaba import read_alibaba
 from drasnap.snapshot.simulation.traces.events import Trace
 from drasnap.snapshot.simulation.traces.generator import generate
 from drasnap.snapshot.simulation.traces.jsonl import read_jsonl
+from drasnap.snapshot.simulation.traces.recorded import RECORDED, read_recorded, split_source
 
 #: ``--trace gen:SPEC``: a generated trace (snapshot.simulation.traces.generator), from the
 #: run's seed.
@@ -42,6 +43,13 @@ def read_trace(start: StartingObjects, settings: Settings) -> Any:
         events = generate(spec, settings.seed, classes=classes)
         digest = hashlib.sha256(f"{settings.seed}/{spec}".encode()).hexdigest()
         return Trace(tuple(events), digest, settings.trace)
+    if settings.trace.startswith(RECORDED):  # --trace-from-db: the start is its first state
+        db, name = split_source(settings.trace)
+        _first, trace = read_recorded(
+            db, name, classes=classes, existing=existing, features=settings.feature_gates
+        )
+        start.notes.extend(trace.notes)  # (what it left out or changed: said before the run)
+        return trace
     return read_jsonl(
         Path(settings.trace),
         classes=classes,

@@ -4,7 +4,8 @@ when, read from a file and checked before the run starts (``docs/timelines.md`` 
 :mod:`.events` holds what every reader produces (:class:`Trace`, :class:`TraceEvent`);
 :mod:`.jsonl` reads drasnap's own JSON Lines format; :mod:`.generator` makes Poisson arrivals
 from a SPEC (``--trace gen:SPEC``); :mod:`.alibaba` reads Alibaba's GPU trace v2023
-(``docs/traces.md``).
+(``docs/traces.md``); :mod:`.recorded` turns a recording of ``drasnap record`` into a trace
+(``--trace-from-db``).
 """
 
 from drasnap.snapshot.simulation.traces.alibaba import AlibabaGroup, AlibabaTrace, read_alibaba

@@ -58,7 +58,7 @@ from drasnap.snapshot.simulation.traces.events import (
     TraceEvent,
 )
 
-__all__ = ["read_jsonl"]
+__all__ = ["TraceChecker", "read_jsonl"]
 
 _FIELDS: Final = ("t", "op", "object", "runs")
 _BOM: Final = b"\xef\xbb\xbf"
@@ -100,7 +100,7 @@ def read_jsonl(
         data = read_input(path)
     except ManifestError as exc:
         raise ScenarioError(one_line(exc)) from exc
-    reader = _Reader(str(path), classes, existing, features)
+    reader = TraceChecker(str(path), classes, existing, features)
     for number, raw in enumerate(data.removeprefix(_BOM).split(b"\n"), start=1):
         if raw.strip():
             reader.read_line(number, raw)
@@ -112,7 +112,7 @@ def read_jsonl(
     )
 
 
-class _Reader:
+class TraceChecker:
     """The state of a trace read so far: what exists at the current line, and since when."""
 
     def __init__(
