@@ -55,11 +55,11 @@ SIZES_WORKLOAD = "timeline-sizes"
 #: of this 2-core machine).
 NODES = {"full": 1_000, "quick": 1_000, "tiny": 10}
 DAY = {"full": "24h", "quick": "1h", "tiny": "30m"}
-#: timeline-sizes: the node counts (same load per node), and the arrival factors at the size's
-#: node count.
+#: timeline-sizes: the node counts (the same load per node), and the arrival factors at the
+#: second of them; quick: the same counts for an hour of arrivals.
 SIZES_NODES = {
     "full": (250, 500, 1_000, 2_000),
-    "quick": (50, 100, 200, 400),
+    "quick": (250, 500, 1_000, 2_000),
     "tiny": (5, 10, 20),
 }
 SIZES_DAY = {"full": "24h", "quick": "1h", "tiny": "30m"}
