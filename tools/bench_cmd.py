@@ -124,7 +124,7 @@ def bench_cmd(
 
     The timeline's (issues 35, 36), only when named, on sqlite-behind unless --backends is
     given: timeline (a simulated day of 1,000 nodes in CPU and GPU node groups under a
-    generated trace, --size quick: 1,000 nodes for 2 hours: wall time, per simulated day, loops
+    generated trace, --size quick: an hour of arrivals: wall time, per simulated day, loops
     run, per loop, bindings per second); timeline-sizes (that day at 250 to 2,000 nodes with
     the load per node kept, and at x1, x2, x4 the arrivals, each with its growth exponent);
     alibaba (--alibaba-dir DIR: the first 1/8, 1/4, 1/2 and all of Alibaba's
