@@ -12,6 +12,8 @@ from drasnap.tools.bench.names import (
     CA_CASES,
     SCENARIO_WORKLOADS,
     SIZES_WORKLOAD,
+    TIMELINE_BACKEND,
+    TIMELINE_WORKLOADS,
     UPSTREAM_WORKLOADS,
 )
 from drasnap.tools.errors import CommandError
@@ -30,6 +32,7 @@ WORKLOADS = (
     "scaling",
     SIZES_WORKLOAD,
     *UPSTREAM_WORKLOADS,
+    *TIMELINE_WORKLOADS,
 )
 # Run only when named: at full size scale-down-sizes simulates clusters of up to 12,800 nodes
 # per backend, and the upstream shapes build fleets of up to 5,000.
@@ -41,9 +44,9 @@ DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
 @click.argument("workloads", nargs=-1)
 @click.option(
     "--backends",
-    default=DEFAULT_BACKENDS,
-    show_default=True,
-    help="Comma-separated: deepcopy, memory, sqlite, sqlite-behind, sqlite-nojournal, postgres.",
+    default=None,
+    help="Comma-separated: deepcopy, memory, sqlite, sqlite-behind, sqlite-nojournal, postgres "
+    f"[default: {DEFAULT_BACKENDS}; for timeline and timeline-sizes: {TIMELINE_BACKEND}].",
 )
 @click.option("--quick", is_flag=True, help="Smaller sizes, for a fast look (--size quick).")
 @click.option(
@@ -78,13 +81,20 @@ DEFAULT_BACKENDS = "deepcopy,memory,sqlite,sqlite-behind,sqlite-nojournal"
     "and compare time, peak RSS and outcome. No workload named: only this comparison.",
 )
 @click.option(
+    "--alibaba-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="alibaba: the downloaded cluster-trace-gpu-v2023 folder (openb_pod_list_default.csv, "
+    "openb_node_list_all_node.csv).",
+)
+@click.option(
     "--ca-bench",
     metavar="NAMES",
     help=f"With --against-ca: the upstream benchmarks, comma-separated [{','.join(CA_CASES)}].",
 )
 def bench_cmd(
     workloads: tuple[str, ...],
-    backends: str,
+    backends: str | None,
     quick: bool,
     size: str | None,
     repeat: int,
@@ -94,6 +104,7 @@ def bench_cmd(
     plot: Path | None,
     postgres_url: str | None,
     against_ca: Path | None,
+    alibaba_dir: Path | None,
     ca_bench: str | None,
 ) -> None:
     """Measure drasnap against the deep-copy snapshot it replaces, and against MemoryStore.
@@ -110,6 +121,15 @@ def bench_cmd(
     BenchmarkScheduleRevert, kubernetes/autoscaler PR #8090), binpacking-dra-1000 and
     binpacking-dra-5000 (BenchmarkBinpackingEstimateDRA's 1,000 nodes / 4,000 claims / 200
     pending pods and 5,000 / 20,000 / 500).
+
+    The timeline's (issues 35, 36), only when named, on sqlite-behind unless --backends is
+    given: timeline (a simulated day of 1,000 nodes in CPU and GPU node groups under a
+    generated trace, --size quick: an hour of arrivals: wall time, per simulated day, loops
+    run, per loop, bindings per second); timeline-sizes (that day at 250 to 2,000 nodes with
+    the load per node kept, and at x1, x2, x4 the arrivals, each with its growth exponent);
+    alibaba (--alibaba-dir DIR: the first 1/8, 1/4, 1/2 and all of Alibaba's
+    cluster-trace-gpu-v2023 default pod list, each a drasnap simulate timeline process on a
+    SQLite file: time, peak RSS of the run and its writer, growth exponent).
 
     --against-ca PATH runs upstream's BenchmarkRunOnceScaleUp, ScaleUpDRA, ScaleDown and
     ScaleDownDRA (the compiled cluster-autoscaler core/bench package) and the matching
@@ -145,6 +165,17 @@ def bench_cmd(
         if not os.access(against_ca, os.X_OK):
             raise click.BadParameter(f"{against_ca} is not executable", param_hint="'--against-ca'")
     chosen = list(workloads or ([] if against_ca else DEFAULT_WORKLOADS))
+    if "alibaba" in chosen and alibaba_dir is None:
+        raise click.UsageError("the alibaba workload needs --alibaba-dir DIR")
+    if alibaba_dir is not None and "alibaba" not in chosen:
+        raise click.UsageError("--alibaba-dir goes with the alibaba workload")
+    if alibaba_dir is not None:
+        from drasnap.tools.bench.alibaba_bench import check_folder
+
+        check_folder(alibaba_dir)  # (before anything runs)
+    if backends is None:
+        only_timeline = chosen and all(w in TIMELINE_WORKLOADS for w in chosen)
+        backends = TIMELINE_BACKEND if only_timeline else DEFAULT_BACKENDS
     names = [b.strip() for b in backends.split(",") if b.strip()]
     if postgres_url and "postgres" not in names:
         names.append("postgres")
@@ -229,6 +260,39 @@ def bench_cmd(
         )
         results += [r.as_json() for r in sizes_rows]
         tables += [SIZES_WORKLOAD, *report.suite_table(sizes_rows), ""]
+    timeline_rows: list[Row] = []
+    if "timeline" in chosen or "timeline-sizes" in chosen:
+        from drasnap.tools.bench import timeline_bench
+
+        if "timeline" in chosen:
+            timeline_rows += timeline_bench.run_timeline(
+                names,
+                size=size,
+                repeat=repeat,
+                seed=seed,
+                memory=memory,
+                postgres_url=postgres_url,
+                progress=milestone,
+            )
+        if "timeline-sizes" in chosen:
+            timeline_rows += timeline_bench.run_timeline_sizes(
+                names,
+                size=size,
+                repeat=repeat,
+                seed=seed,
+                postgres_url=postgres_url,
+                progress=milestone,
+            )
+        results += [r.as_json() for r in timeline_rows]
+        tables += ["timelines", *timeline_bench.table(timeline_rows), ""]
+    if alibaba_dir is not None:
+        from drasnap.tools.bench import alibaba_bench
+
+        alibaba_rows = alibaba_bench.run_alibaba(
+            alibaba_dir, size=size, repeat=repeat, progress=milestone
+        )
+        results += [r.as_json() for r in alibaba_rows]
+        tables += ["alibaba cluster-trace-gpu-v2023", *alibaba_bench.table(alibaba_rows), ""]
     comparisons: list[Any] = []
     if against_ca is not None and ca_cases:
         from drasnap.tools.bench import against_ca as ca

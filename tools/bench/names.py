@@ -11,3 +11,8 @@ CA_CASES = ("ScaleUp", "ScaleUpDRA", "ScaleDown", "ScaleDownDRA")
 #: Workloads in the shape of upstream benchmarks the compiled binary does not hold
 #: (tools/bench/upstream_workloads.py): run only when named.
 UPSTREAM_WORKLOADS = ("schedule-revert-configs", "binpacking-dra-1000", "binpacking-dra-5000")
+#: The timeline's workloads (tools/bench/timeline_bench.py, alibaba_bench.py): run only when
+#: named (a simulated day of 1,000 nodes; a production trace the user downloads).
+TIMELINE_WORKLOADS = ("timeline", "timeline-sizes", "alibaba")
+#: Their backend unless --backends is given: the store ``drasnap simulate`` opens a run on.
+TIMELINE_BACKEND = "sqlite-behind"

@@ -40,6 +40,7 @@ class Row:
     counts: dict[str, int] = field(default_factory=dict)
     growth_exponent: float | None = None  # scale-down-sizes: time ~ nodes^k
     parts: dict[str, list[float]] | None = None  # seconds of each part, per run
+    figures: dict[str, float] | None = None  # timeline, alibaba: loops, per loop, per day, ...
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +55,7 @@ class Row:
             **self.counts,
             **({"growth_exponent": self.growth_exponent} if self.growth_exponent else {}),
             **({"parts_s": self.parts} if self.parts else {}),
+            **(self.figures or {}),
         }
 
 
