@@ -61,3 +61,29 @@ def test_an_alibaba_trace_runs_from_an_empty_cluster(tmp_path: Path) -> None:
     # milli fit neither GPU left there (a's whole, b's 600): it binds on the second at 2m40s.
     assert [lives[f"default/{p}"]["bound"] for p in "abcd"] == [140_000, 140_000, 160_000, 140_000]
     assert lives["default/a"]["node"] == lives["default/b"]["node"] != lives["default/c"]["node"]
+
+
+def test_rows_the_mapping_cannot_take_are_counted_in_the_result(tmp_path: Path) -> None:
+    # f asks 500 milli of each of 2 GPUs: no share of several GPUs in the mapping (counted).
+    pods = tmp_path / "pods.csv"
+    pods.write_text("\n".join([HEADER, PODS[0], "f,1000,1024,2,500,,BE,Running,1,2,1"]) + "\n")
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("\n".join([NODE_HEADER, *NODES]) + "\n")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "simulate",
+            "timeline",
+            str(tmp_path / "sim.db"),
+            "--trace",
+            f"alibaba-gpu-v2023:{pods}",
+            "--trace-nodes",
+            str(nodes),
+            "--until",
+            "5m",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["warnings"]
+    assert any("row 2" in w for w in warnings), warnings

@@ -8,6 +8,7 @@ from typing import Any
 from drasnap.snapshot.k8s.kinds import key_of, object_key
 from drasnap.snapshot.k8s.objects import name_of
 from drasnap.snapshot.scheduling import pod_warnings
+from drasnap.snapshot.scheduling.scoring import node_scoring_warnings, unsupported_scoring
 from drasnap.snapshot.simulation.autoscale.loop import write_groups
 from drasnap.snapshot.simulation.durations import parse_duration
 from drasnap.snapshot.simulation.inputs import StartingObjects, group_of
@@ -67,10 +68,16 @@ def setup(
                 "reason": None,
             },
         )
-        warnings += pod_warnings(pod)
+        warnings += pod_warnings(pod) + unsupported_scoring(pod)
     for _node, _slices, bound in start.nodes:
         warnings += [w for p in bound for w in pod_warnings(p)]
     warnings += write_groups(sim, start)
+    # What the scheduler's scores leave out on a node (the starting ones, the groups' templates).
+    for node in [*(n for n, _s, _p in start.nodes), *(g.node for g in start.groups)]:
+        warnings += node_scoring_warnings(node)
+    # What reading the trace left out or changed (rows the mapping cannot take, ...): in the
+    # result, not only said on the terminal.
+    warnings += list(trace.notes)
     groups = {g.name for g in start.groups}
     targets: Counter[str] = Counter()
     for node, slices, _pods in start.nodes:
@@ -98,7 +105,7 @@ def setup(
             spec = repr(sorted((event.object.get("spec") or {}).items())).encode()
             if spec not in seen:  # one warning per shape, not per pod of a trace
                 seen.add(spec)
-                warnings += pod_warnings(event.object)
+                warnings += pod_warnings(event.object) + unsupported_scoring(event.object)
     store.put(state.STATE_KIND, state.STATE_KEY, state.initial(dict(targets)))
     interval = parse_duration(str(settings["scan_interval"]), "--scan-interval")
     times = [e.t_ms for e in trace.events]

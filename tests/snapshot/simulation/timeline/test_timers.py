@@ -472,3 +472,13 @@ def test_the_scheduler_places_as_its_scoring_says(tmp_path: Path) -> None:
             tmp_path / scoring, objects, [CPU4], trace, until="10s", scheduler_scoring=scoring
         )
         assert life(store, "default/p")["node"] == where, scoring
+
+
+def test_what_the_scores_leave_out_is_in_the_result(tmp_path: Path) -> None:
+    # A ReplicaSet's pod without spread constraints: kube-scheduler spreads it by the system
+    # defaults, which drasnap cannot build (it holds no ReplicaSet): said in the result, by name.
+    outcome, _store = run_timeline(
+        tmp_path, [node("n", "cpu", 4)], [CPU4], [create(1, owned(pod("r", "1")))], until="1m"
+    )
+    (said,) = [w for w in outcome.result["warnings"] if "PodTopologySpread" in w]
+    assert said.startswith("pod default/r: PodTopologySpread")
