@@ -113,3 +113,15 @@ def test_bad_traces_are_refused_with_their_line(tmp_path: Path) -> None:
         tmp_path / "c", *inputs(tmp_path / "c", [create(1, claim), create(2, claim_pod)])
     )
     assert "nope" in message and "line 1" in message
+
+
+def test_a_trace_deleting_a_claim_is_refused_before_the_run(tmp_path: Path) -> None:
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c"},
+        "spec": {"devices": {"requests": []}},
+    }
+    trace = [create(1, claim), delete(5, "c", kind="ResourceClaim")]
+    message = refused(tmp_path, *inputs(tmp_path, trace))
+    assert "line 2" in message and "ResourceClaim" in message and "not modelled" in message

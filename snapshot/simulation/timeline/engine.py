@@ -303,11 +303,7 @@ class World:
         if kind == "ResourceClaimTemplate":
             self.store.delete(TEMPLATE_KIND, key)
             return False
-        if kind != "Pod":
-            raise ScenarioError(
-                f"trace line {event.get('line')}: deleting a {kind} is not modelled (a claim's "
-                "deletion while pods use it); delete the pods instead"
-            )
+        assert kind == "Pod", "read_trace refuses the deletes a timeline does not model"
         key = self.current.pop(key, key)
         life = self.lives.get(key)
         if life is None:  # a pod of the starting cluster

@@ -7,12 +7,13 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from drasnap.snapshot.errors import ScenarioError
 from drasnap.snapshot.k8s.kinds import key_of, object_key
 from drasnap.snapshot.k8s.objects import name_of
 from drasnap.snapshot.simulation.inputs import NodeGroup, StartingObjects
 from drasnap.snapshot.simulation.settings import ALIBABA, Settings
 from drasnap.snapshot.simulation.traces.alibaba import read_alibaba
-from drasnap.snapshot.simulation.traces.events import Trace
+from drasnap.snapshot.simulation.traces.events import DELETE, Trace
 from drasnap.snapshot.simulation.traces.generator import generate
 from drasnap.snapshot.simulation.traces.jsonl import read_jsonl
 from drasnap.snapshot.simulation.traces.recorded import RECORDED, read_recorded, split_source
@@ -24,11 +25,26 @@ GENERATED = "gen:"
 
 def read_trace(start: StartingObjects, settings: Settings) -> Any:
     """The trace of ``settings``, its objects checked against ``start`` (the classes they name,
-    the objects they delete).
+    the objects they delete), and against what a timeline does with them.
 
     Raises:
         ScenarioError: one line naming the file, the line and what is wrong.
     """
+    trace = _read(start, settings)
+    for event in trace.events:
+        if event.op == DELETE and event.kind not in _DELETABLE:
+            raise ScenarioError(
+                f"{trace.path} line {event.line}: deleting a {event.kind} ({event.key}) is not "
+                "modelled (a claim taken away while pods may use it); delete its pods instead"
+            )
+    return trace
+
+
+#: What a trace may delete: the engine ends a pod, forgets a template.
+_DELETABLE = frozenset({"Pod", "ResourceClaimTemplate"})
+
+
+def _read(start: StartingObjects, settings: Settings) -> Trace:
     assert settings.trace is not None  # Settings.check: a timeline has one
     existing: set[tuple[str, str]] = set()
     existing |= {("Pod", key_of(p)) for p in start.pending}
