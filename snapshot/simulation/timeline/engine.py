@@ -505,10 +505,6 @@ class World:
             counts[instance["group"]]["provisioning"] += 1
         return counts
 
-    def next_due_except_rechecks(self, now: int) -> int | None:
-        """:meth:`next_due` without the unremovable rechecks."""
-        return self.next_due(now, rechecks=False)
-
     def next_due(self, now: int, *, rechecks: bool = True) -> int | None:
         """The earliest time after ``now`` at which a loop could decide otherwise than at
         ``now`` with nothing else changed: a timer's comparison flips (docs/timelines.md 2.8).
@@ -538,21 +534,17 @@ class World:
         return min(later) if later else None
 
 
-#: The life of a pod that ran before the start, when something happens to it.
-_STARTED_BEFORE: dict[str, Any] = {
-    "arrived": None,
-    "created": None,
-    "bound": None,
-    "runs": None,
-    "incarnation_of": None,
-}
-
-
 def _started_before(pod: KubeObject) -> dict[str, Any]:
+    """The life of a pod that ran before the start, when something happens to it."""
+    spec = pod.get("spec") or {}
     return {
-        **_STARTED_BEFORE,
-        "priority": int((pod.get("spec") or {}).get("priority") or 0),
-        "node": (pod.get("spec") or {}).get("nodeName"),
+        "arrived": None,
+        "created": None,
+        "bound": None,
+        "runs": None,
+        "incarnation_of": None,
+        "priority": int(spec.get("priority") or 0),
+        "node": spec.get("nodeName"),
     }
 
 
@@ -644,7 +636,7 @@ def _after_idle(world: World, tick: int) -> int:
     interval = world.plan.interval_ms
     state = world.state
     now = tick * interval
-    found = (world.next_instant(), world.next_due_except_rechecks(now))
+    found = (world.next_instant(), world.next_due(now, rechecks=False))
     others = [d for d in found if d is not None]
     cached = state["unremovable"]
     others += [int(u) for u, epoch in cached.values() if epoch != state["epoch"]]
